@@ -1,0 +1,31 @@
+#pragma once
+// Small text helpers for memopt-plan's human-readable report.
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace memopt::plan {
+
+/// "969.7 MiB": bytes in the largest binary unit that keeps the number >= 1.
+inline std::string human_bytes(std::uint64_t bytes) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 6) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+/// Left- or right-aligned cell of a fixed width.
+inline std::string pad(const std::string& text, std::size_t width, bool right = false) {
+  if (text.size() >= width) return text;
+  const std::string fill(width - text.size(), ' ');
+  return right ? fill + text : text + fill;
+}
+
+}  // namespace memopt::plan

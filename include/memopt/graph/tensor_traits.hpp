@@ -1,0 +1,159 @@
+#pragma once
+// tensor_traits<G>: what memopt needs to know about the tensors of a graph.
+//
+// A vertex is an op with num_outputs output tensors (ports 0..k-1), each of
+// output_bytes. An edge is either a data edge that reads output port(e) of its
+// source, or a control edge (is_control) that orders two ops and carries no
+// bytes. Persistent vertices (weights, constants) hold memory for the whole run;
+// live-out outputs (graph outputs) are never freed; alias_of names an input
+// buffer whose storage an output may reuse (in-place ops, views).
+//
+// The default, bundled_tensor_traits<G>, reads bundled properties by member
+// name; memopt's own bundles (tensor_node, tensor_edge) have all of them.
+// Specialise tensor_traits<G> for your graph, inheriting the default to
+// override one member:
+//
+//   template <>
+//   struct memopt::tensor_traits<my::net> : memopt::bundled_tensor_traits<my::net> {
+//     static bool is_persistent(const my::net& g, memopt::vertex_t<my::net> v) {
+//       return g[v].kind == my::op_kind::weight;
+//     }
+//   };
+
+#include <memopt/graph/concepts.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <vector>
+
+namespace memopt {
+
+/// One output of one vertex: the unit of memory.
+template <class V>
+struct buffer_ref {
+  V vertex;
+  std::size_t port = 0;
+  friend bool operator==(const buffer_ref&, const buffer_ref&) = default;
+};
+
+/// One output tensor of memopt's default vertex bundle.
+struct tensor_output {
+  std::uint64_t bytes = 0;
+  bool live_out = false;  ///< a graph output: never freed
+  /// An input buffer (producer index, port) this output may overwrite in place.
+  std::optional<buffer_ref<std::size_t>> alias;
+};
+
+/// memopt's default vertex bundle.
+struct tensor_node {
+  std::vector<tensor_output> outputs;
+  bool persistent = false;  ///< weights, variables, constants
+};
+
+/// memopt's default edge bundle.
+struct tensor_edge {
+  std::size_t port = 0;   ///< the output of the source this data edge reads
+  bool control = false;   ///< a control edge carries no bytes
+};
+
+namespace detail {
+
+/// g[v].outputs is a sized range: what bundled_tensor_traits needs at least.
+template <class G>
+concept has_bundled_outputs = requires(const G& g, vertex_t<G> v) {
+  std::size(g[v].outputs);
+  std::begin(g[v].outputs);
+};
+
+}  // namespace detail
+
+/// Reads tensors from bundled properties, by member name:
+/// - g[v].outputs: a sized range, one element per port; an element is either
+///   an unsigned byte count or has `bytes` (and optionally `live_out`, `alias`)
+/// - g[v].persistent (optional, default false)
+/// - g[e].port (optional, default 0), g[e].control (optional, default false)
+template <class G>
+struct bundled_tensor_traits {
+  using vertex = vertex_t<G>;
+  using edge = edge_t<G>;
+
+  static std::size_t num_outputs(const G& g, vertex v)
+    requires detail::has_bundled_outputs<G> { return std::size(g[v].outputs); }
+
+  static std::uint64_t output_bytes(const G& g, vertex v, std::size_t port)
+    requires detail::has_bundled_outputs<G> {
+    const auto& out = *std::next(std::begin(g[v].outputs), static_cast<std::ptrdiff_t>(port));
+    if constexpr (requires { out.bytes; }) {
+      return static_cast<std::uint64_t>(out.bytes);
+    } else {
+      return static_cast<std::uint64_t>(out);
+    }
+  }
+
+  static bool is_live_out(const G& g, vertex v, std::size_t port)
+    requires detail::has_bundled_outputs<G> {
+    const auto& out = *std::next(std::begin(g[v].outputs), static_cast<std::ptrdiff_t>(port));
+    if constexpr (requires { out.live_out; }) {
+      return static_cast<bool>(out.live_out);
+    } else {
+      return false;
+    }
+  }
+
+  static std::optional<buffer_ref<vertex>> alias_of(const G& g, vertex v, std::size_t port)
+    requires detail::has_bundled_outputs<G> {
+    const auto& out = *std::next(std::begin(g[v].outputs), static_cast<std::ptrdiff_t>(port));
+    if constexpr (requires { { out.alias->vertex } -> std::convertible_to<vertex>; }) {
+      if (!out.alias) return std::nullopt;
+      return buffer_ref<vertex>{static_cast<vertex>(out.alias->vertex), out.alias->port};
+    } else {
+      return std::nullopt;
+    }
+  }
+
+  static bool is_persistent(const G& g, vertex v) {
+    if constexpr (requires { g[v].persistent; }) {
+      return static_cast<bool>(g[v].persistent);
+    } else {
+      return false;
+    }
+  }
+
+  static std::size_t port(const G& g, edge e) {
+    if constexpr (requires { g[e].port; }) {
+      return static_cast<std::size_t>(g[e].port);
+    } else {
+      return 0;
+    }
+  }
+
+  static bool is_control(const G& g, edge e) {
+    if constexpr (requires { g[e].control; }) {
+      return static_cast<bool>(g[e].control);
+    } else {
+      return false;
+    }
+  }
+};
+
+/// The customisation point; see the header comment.
+template <class G>
+struct tensor_traits : bundled_tensor_traits<G> {};
+
+/// A dag whose tensor_traits answer every question memopt asks.
+template <class G, class Traits = tensor_traits<G>>
+concept tensor_graph =
+    dag<G> && requires(const G& g, vertex_t<G> v, edge_t<G> e, std::size_t port) {
+      { Traits::num_outputs(g, v) } -> std::convertible_to<std::size_t>;
+      { Traits::output_bytes(g, v, port) } -> std::convertible_to<std::uint64_t>;
+      { Traits::is_live_out(g, v, port) } -> std::convertible_to<bool>;
+      { Traits::alias_of(g, v, port) } -> std::convertible_to<std::optional<buffer_ref<vertex_t<G>>>>;
+      { Traits::is_persistent(g, v) } -> std::convertible_to<bool>;
+      { Traits::port(g, e) } -> std::convertible_to<std::size_t>;
+      { Traits::is_control(g, e) } -> std::convertible_to<bool>;
+    };
+
+}  // namespace memopt

@@ -1,0 +1,130 @@
+#pragma once
+// The memory model, written once (DESIGN.md). For an order of the vertices:
+// - buffer b, produced at step def(b), is live on [def(b), last_use(b)], the
+//   step of its last reader; a vertex reading b twice is one reader;
+// - a buffer nobody reads is live on [def, def]; a live-out buffer to the end;
+// - during a step the op's inputs and outputs are live together;
+// - control edges order ops and carry no bytes;
+// - persistent buffers live for the whole run and are reported apart:
+//   peak_bytes and timeline count transient buffers only.
+// O(V + E) for one order. Every family takes its peaks from here.
+//
+// Throws not_topological_error (the order), bad_port_error (an edge reading a
+// port its source lacks), size_overflow_error (a live sum beyond 64 bits).
+
+#include <memopt/error.hpp>
+#include <memopt/graph/buffers.hpp>
+#include <memopt/graph/concepts.hpp>
+#include <memopt/graph/tensor_traits.hpp>
+#include <memopt/graph/topology.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace memopt {
+
+/// Steps of a schedule, both ends included.
+struct live_interval {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  [[nodiscard]] bool contains(std::size_t t) const noexcept { return first <= t && t <= last; }
+  friend bool operator==(const live_interval&, const live_interval&) = default;
+};
+
+struct liveness_result {
+  buffer_table buffers;
+  std::vector<live_interval> intervals;  ///< by buffer; persistent ones span the whole run
+  std::vector<std::uint64_t> timeline;   ///< transient bytes live at each step
+  std::uint64_t peak_bytes = 0;          ///< max of timeline (0 for an empty graph)
+  std::size_t peak_step = 0;             ///< first step reaching peak_bytes
+  std::vector<buffer_id> live_at_peak;   ///< transient buffers live at peak_step, by id
+  std::uint64_t persistent_bytes = 0;    ///< sum of the persistent buffers
+};
+
+namespace detail {
+
+inline std::uint64_t checked_add(std::uint64_t sum, std::uint64_t added, std::size_t vertex) {
+  std::uint64_t total = 0;
+  if (__builtin_add_overflow(sum, added, &total)) throw size_overflow_error(vertex, sum, added);
+  return total;
+}
+
+}  // namespace detail
+
+/// Live intervals, timeline and peak of `order` on g.
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] liveness_result liveness(const G& g, std::span<const vertex_t<G>> order,
+                                       Index index = {}) {
+  using traits = tensor_traits<G>;
+  const auto step = detail::positions_of(g, order, index, [](const order_violation& fault) {
+    throw not_topological_error(fault.fault, fault.vertex, fault.other);
+  });
+  const std::size_t n = step.size();
+  liveness_result r;
+  r.buffers = make_buffer_table(g, index);
+  const buffer_table& buffers = r.buffers;
+
+  r.intervals.resize(buffers.size());
+  for (buffer_id b = 0; b < buffers.size(); ++b) {
+    const std::size_t def = step[buffers.owner[b]];
+    if (buffers.persistent[b]) {
+      r.intervals[b] = {0, n - 1};
+    } else {
+      r.intervals[b] = {def, buffers.live_out[b] ? n - 1 : def};
+    }
+  }
+
+  for (const auto u : boost::make_iterator_range(vertices(g))) {
+    const std::size_t i = index(u);
+    for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
+      const std::size_t j = index(target(e, g));
+      if (step[j] <= step[i]) throw not_topological_error(order_fault::before_predecessor, j, i);
+      if (traits::is_control(g, e)) continue;
+      const std::size_t port = traits::port(g, e);
+      if (port >= buffers.num_outputs(i)) {
+        throw bad_port_error(i, j, port, buffers.num_outputs(i));
+      }
+      const buffer_id b = buffers.id(i, port);
+      if (!buffers.persistent[b]) r.intervals[b].last = std::max(r.intervals[b].last, step[j]);
+    }
+  }
+
+  // Bytes allocated at each step and freed after it; their running sum is the
+  // timeline. Each partial sum is bounded by some step's live bytes, so checking
+  // every addition finds exactly the overflowing live sums.
+  std::vector<std::uint64_t> allocated(n, 0);
+  std::vector<std::uint64_t> freed(n, 0);
+  for (buffer_id b = 0; b < buffers.size(); ++b) {
+    const std::uint64_t bytes = buffers.bytes[b];
+    const std::size_t owner = buffers.owner[b];
+    if (buffers.persistent[b]) {
+      r.persistent_bytes = detail::checked_add(r.persistent_bytes, bytes, owner);
+      continue;
+    }
+    const live_interval live = r.intervals[b];
+    allocated[live.first] = detail::checked_add(allocated[live.first], bytes, owner);
+    freed[live.last] = detail::checked_add(freed[live.last], bytes, index(order[live.last]));
+  }
+  r.timeline.resize(n);
+  std::uint64_t live_bytes = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    if (t > 0) live_bytes -= freed[t - 1];
+    live_bytes = detail::checked_add(live_bytes, allocated[t], index(order[t]));
+    r.timeline[t] = live_bytes;
+    if (live_bytes > r.peak_bytes) {
+      r.peak_bytes = live_bytes;
+      r.peak_step = t;
+    }
+  }
+  for (buffer_id b = 0; b < buffers.size(); ++b) {
+    if (!buffers.persistent[b] && r.intervals[b].contains(r.peak_step) && n > 0) {
+      r.live_at_peak.push_back(b);
+    }
+  }
+  return r;
+}
+
+}  // namespace memopt

@@ -1,0 +1,4 @@
+#pragma once
+// Everything memopt offers.
+#include <memopt/graph.hpp>
+#include <memopt/liveness.hpp>

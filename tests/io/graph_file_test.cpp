@@ -1,0 +1,212 @@
+// examples/io: the memopt-graph/1 reader, on the shipped files and on every
+// class of bad input.
+#include "../support/named_graphs.hpp"
+
+#include <io/graph_file.hpp>
+#include <io/order_file.hpp>
+#include <memopt/liveness.hpp>
+
+#include <doctest/doctest.h>
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace io = memopt::io;
+
+namespace {
+
+const std::string data_dir = MEMOPT_DATA_DIR;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::filesystem::path temp_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("memopt_io_test_" + name);
+}
+
+void write_gzip(const std::filesystem::path& path, const std::string& text) {
+  gzFile out = gzopen(path.c_str(), "wb");
+  REQUIRE(out != nullptr);
+  REQUIRE(gzwrite(out, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+  gzclose(out);
+}
+
+/// The message parse_graph gives for `text`, or "" when it parses.
+std::string refusal(const std::string& text) {
+  try {
+    (void)io::parse_graph(text);
+  } catch (const io::format_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string graph_with(const std::string& nodes, const std::string& outputs = "[]") {
+  return R"({"format": "memopt-graph/1", "name": "t", "nodes": [)" + nodes + R"(], "outputs": )" +
+         outputs + "}";
+}
+
+}  // namespace
+
+TEST_CASE("read_graph: every shipped graph gives peaks.tsv's exact bytes") {
+  std::ifstream table(data_dir + "/peaks.tsv");
+  std::string file, nodes, peak, persistent;
+  std::getline(table, file);  // header
+  int checked = 0;
+  while (table >> file >> nodes >> peak >> persistent) {
+    INFO(file);
+    const auto g = io::read_graph(data_dir + "/" + file);
+    CHECK(num_vertices(g) == std::stoull(nodes));
+    const auto r = memopt::liveness(g, memopt::program_order(g));
+    CHECK(r.peak_bytes == std::stoull(peak));
+    CHECK(r.persistent_bytes == std::stoull(persistent));
+    ++checked;
+  }
+  CHECK(checked == 20);
+}
+
+TEST_CASE("read_graph: the hand-checked graphs give the README's program-order peaks") {
+  const std::vector<std::pair<std::string, std::uint64_t>> expected = {
+      {"chain", 35},        {"diamond", 21}, {"fanout6", 25}, {"xla_counterexample", 5},
+      {"persistent", 40},   {"outputs_dead", 102}, {"control", 21}, {"multiport", 12},
+      {"greedy_trap", 15}};
+  for (const auto& [name, peak] : expected) {
+    INFO(name);
+    const auto g = io::read_graph(data_dir + "/small/" + name + ".json");
+    CHECK(g[boost::graph_bundle].name == name);
+    CHECK(memopt::liveness(g, memopt::program_order(g)).peak_bytes == peak);
+  }
+}
+
+TEST_CASE("read_graph: the file's structure lands in the graph") {
+  const auto g = io::read_graph(data_dir + "/small/persistent.json");
+  REQUIRE(num_vertices(g) == 5);
+  CHECK(g[0].name == "w1");
+  CHECK(g[0].op == "parameter");
+  CHECK(g[0].persistent);
+  CHECK(g[4].outputs[0].live_out);
+  // z reads y:0 and w2:0 (operand order), then has a control edge from w1.
+  std::vector<std::pair<std::size_t, bool>> in;
+  for (const auto e : boost::make_iterator_range(in_edges(4, g))) in.push_back({source(e, g), g[e].control});
+  CHECK(in == std::vector<std::pair<std::size_t, bool>>{{3, false}, {1, false}, {0, true}});
+}
+
+TEST_CASE("read_graph: views and in-place outputs record their alias") {
+  const auto g = io::parse_graph(graph_with(R"(
+    {"name": "x", "outputs": [8]},
+    {"name": "v", "op": "view", "inputs": ["x:0"], "outputs": [8], "attrs": {"view": true, "alias": "x:0"}},
+    {"name": "s", "op": "split", "inputs": ["v:0"], "outputs": [4, 4], "attrs": {"alias": ["v:0", null]}})"));
+  REQUIRE(g[1].outputs[0].alias.has_value());
+  CHECK(*g[1].outputs[0].alias == memopt::buffer_ref<std::size_t>{0, 0});
+  CHECK(*g[2].outputs[0].alias == memopt::buffer_ref<std::size_t>{1, 0});
+  CHECK_FALSE(g[2].outputs[1].alias.has_value());
+  CHECK(memopt::tensor_traits<io::file_graph>::alias_of(g, 1, 0) == memopt::buffer_ref<std::size_t>{0, 0});
+}
+
+TEST_CASE("read_graph: a .json.gz reads as its JSON; a truncated one is refused") {
+  const std::string text = slurp(data_dir + "/resnet18_train_b32.json");
+  const auto gz = temp_path("resnet18.json.gz");
+  write_gzip(gz, text);
+  const auto g = io::read_graph(gz.string());
+  CHECK(memopt::liveness(g, memopt::program_order(g)).peak_bytes == 1016784292);
+
+  const std::string packed = slurp(gz.string());
+  const auto cut = temp_path("truncated.json.gz");
+  std::ofstream(cut, std::ios::binary) << packed.substr(0, packed.size() / 2);
+  try {
+    (void)io::read_graph(cut.string());
+    FAIL("a truncated gzip file was read");
+  } catch (const io::format_error& e) {
+    CHECK(std::string(e.what()).find("truncated gzip") != std::string::npos);
+  }
+  std::filesystem::remove(gz);
+  std::filesystem::remove(cut);
+}
+
+TEST_CASE("read_graph: a missing file") {
+  CHECK_THROWS_WITH_AS((void)io::read_graph("/nonexistent/graph.json"),
+                       "cannot open /nonexistent/graph.json", io::format_error);
+}
+
+TEST_CASE("parse_graph: each class of bad input is refused, naming the node") {
+  CHECK(refusal("") == "empty file");
+  CHECK(refusal(" \n") == "empty file");
+  CHECK(refusal("{\"format\": ").rfind("not JSON: ", 0) == 0);
+  CHECK(refusal("nodes: []").rfind("not JSON: ", 0) == 0);
+  CHECK(refusal("[1, 2]") == "the top level is array, not an object");
+  CHECK(refusal(R"({"nodes": []})") == "missing \"format\"");
+  CHECK(refusal(R"({"format": "memopt-graph/2", "nodes": []})") ==
+        "format is \"memopt-graph/2\", expected \"memopt-graph/1\"");
+  CHECK(refusal(R"({"format": "memopt-graph/1"})") == "missing \"nodes\"");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1]}, {"name": "a", "outputs": [2]})")) ==
+        "node 'a': duplicate node name");
+  CHECK(refusal(graph_with(R"({"outputs": [1]})")) == "node '#0': missing \"name\"");
+  CHECK(refusal(graph_with(R"({"name": "a"})")) == "node 'a': missing \"outputs\"");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "inputs": ["b:0"]})")) ==
+        "node 'a': input \"b:0\" names node 'b', which does not exist");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1]}, {"name": "b", "outputs": [1], "inputs": ["a:1"]})")) ==
+        "node 'b': input \"a:1\" reads port 1 of 'a', which has 1 output");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1]}, {"name": "b", "outputs": [1], "inputs": ["a"]})")) ==
+        "node 'b': input \"a\" is not of the form node:port");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1]}, {"name": "b", "outputs": [1], "inputs": ["a:x"]})")) ==
+        "node 'b': input \"a:x\" has no valid port number");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1]}, {"name": "b", "outputs": [1], "inputs": ["a:-1"]})")) ==
+        "node 'b': input \"a:-1\" has no valid port number");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "control": ["ghost"]})")) ==
+        "node 'a': control predecessor 'ghost' does not exist");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1]})", R"(["b:0"])")) ==
+        "graph output \"b:0\" names node 'b', which does not exist");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1]})", R"(["a:3"])")) ==
+        "graph output \"a:3\" reads port 3 of 'a', which has 1 output");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [-4]})")) == "node 'a': size -4 is negative");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [2.5]})")) ==
+        "node 'a': size 2.5 is not a whole number of bytes");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": ["12"]})")) == "node 'a': size \"12\" is not a number");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [null]})")) == "node 'a': size null is not a number");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1e3]})")).empty());  // a whole number, written as float
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": 5})")) == "node 'a': \"outputs\" must be array, not number");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "persistent": "yes"})")) ==
+        "node 'a': \"persistent\" must be boolean, not string");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "attrs": {"alias": "q:0"}})")) ==
+        "node 'a': alias \"q:0\" names node 'q', which does not exist");
+}
+
+TEST_CASE("parse_graph: a cycle is refused with the cycle, a self-loop too") {
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "inputs": ["c:0"]},
+                              {"name": "b", "outputs": [1], "inputs": ["a:0"]},
+                              {"name": "c", "outputs": [1], "inputs": ["b:0"]})")) ==
+        "the graph has a cycle: 'a' -> 'b' -> 'c' -> 'a'");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "control": ["a"]})")) ==
+        "the graph has a cycle: 'a' -> 'a'");
+}
+
+TEST_CASE("parse_graph: a node listed before its input is read; its file order is then no schedule") {
+  const auto g = io::parse_graph(graph_with(R"({"name": "b", "outputs": [1], "inputs": ["a:0"]},
+                                               {"name": "a", "outputs": [1]})"));
+  try {
+    (void)memopt::liveness(g, memopt::program_order(g));
+    FAIL("no not_topological_error");
+  } catch (const memopt::not_topological_error& e) {
+    CHECK(e.describe(io::node_namer(g)) == "the order runs 'b' before its predecessor 'a'");
+  }
+}
+
+TEST_CASE("read_order: names one a line; an unknown name is refused with its line") {
+  const auto g = io::read_graph(data_dir + "/small/diamond.json");
+  const auto path = temp_path("order.txt");
+  std::ofstream(path) << "s\n  l1 \n# comment\n\nl2\nr1\nr2\nj\n";
+  CHECK(io::read_order(path.string(), g) == std::vector<std::size_t>{0, 1, 3, 2, 4, 5});
+  std::ofstream(path) << "s\nl1\nzz\n";
+  CHECK_THROWS_WITH_AS((void)io::read_order(path.string(), g),
+                       ("node 'zz': " + path.string() + ":3: the order names a node the graph does not have").c_str(),
+                       io::format_error);
+  std::filesystem::remove(path);
+}

@@ -1,0 +1,130 @@
+// Property tests over thousands of seeded random DAGs: the memory model agrees
+// with a brute-force reading of its definition, on every graph type.
+#include "../support/random_dag.hpp"
+
+#include <memopt/liveness.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace mt = memopt::testing;
+
+namespace {
+
+template <class G>
+memopt::liveness_result run(const mt::graph_spec& spec, const std::vector<std::size_t>& order) {
+  const auto [g, vertex] = mt::build<G>(spec);
+  return memopt::liveness(g, mt::to_vertices<G>(vertex, order), mt::index_map(g));
+}
+
+}  // namespace
+
+TEST_CASE("property: peak equals the brute-force peak and the timeline's maximum, on every graph type") {
+  std::mt19937_64 rng(20261122);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const auto spec = mt::random_dag(rng);
+    const auto order = mt::random_topological_order(spec, rng);
+    REQUIRE(order.size() == spec.nodes.size());
+    const auto r = run<mt::vec_graph>(spec, order);
+    INFO("trial " << trial);
+    CHECK(r.peak_bytes == mt::brute_force_peak(spec, order));
+    CHECK(r.peak_bytes == (r.timeline.empty() ? 0 : *std::ranges::max_element(r.timeline)));
+    std::uint64_t at_peak = 0;
+    for (const auto b : r.live_at_peak) at_peak += r.buffers.bytes[b];
+    CHECK(at_peak == r.peak_bytes);
+    CHECK(run<mt::list_graph>(spec, order).peak_bytes == r.peak_bytes);
+    CHECK(run<mt::bidir_graph>(spec, order).peak_bytes == r.peak_bytes);
+    const auto hand = run<mt::hand_graph>(spec, order);
+    CHECK(hand.intervals == r.intervals);
+    CHECK(hand.timeline == r.timeline);
+  }
+}
+
+TEST_CASE("property: intervals follow the definition") {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const auto spec = mt::random_dag(rng);
+    const auto order = mt::random_topological_order(spec, rng);
+    const auto r = run<mt::vec_graph>(spec, order);
+    const std::size_t n = order.size();
+    std::vector<std::size_t> step(n);
+    for (std::size_t t = 0; t < n; ++t) step[order[t]] = t;
+    for (memopt::buffer_id b = 0; b < r.buffers.size(); ++b) {
+      const auto v = r.buffers.owner[b];
+      const auto& node = spec.nodes[v];
+      const auto port = r.buffers.port_of(b);
+      const auto interval = r.intervals[b];
+      if (node.persistent) {
+        CHECK(interval == memopt::live_interval{0, n - 1});
+        continue;
+      }
+      CHECK(interval.first == step[v]);
+      std::size_t last = step[v];
+      for (std::size_t reader = 0; reader < n; ++reader) {
+        for (const auto& in : spec.nodes[reader].inputs) {
+          if (in == std::pair{v, port}) last = std::max(last, step[reader]);
+        }
+      }
+      if (std::ranges::count(node.live_out, port) > 0) last = n - 1;
+      CHECK(interval.last == last);
+    }
+  }
+}
+
+TEST_CASE("property: an order and its validator agree, and liveness refuses exactly the bad ones") {
+  std::mt19937_64 rng(99);
+  int valid = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const auto spec = mt::random_dag(rng, {.max_nodes = 9});
+    // Half the time a shuffled topological order, which may stay topological.
+    auto order = mt::random_topological_order(spec, rng);
+    if (trial % 2 == 1) {
+      std::ranges::shuffle(order, rng);
+    }
+    if (trial % 7 == 3 && !order.empty()) order.pop_back();
+    if (trial % 11 == 5 && !order.empty()) order.push_back(order.front());
+    const bool expected = mt::brute_force_is_topological(spec, order);
+    valid += expected ? 1 : 0;
+    {
+      const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+      const auto vs = mt::to_vertices<mt::vec_graph>(vertex, order);
+      CHECK(memopt::is_topological_order(g, vs) == expected);
+      CHECK(memopt::check_topological_order(g, vs).empty() == expected);
+      if (expected) {
+        CHECK_NOTHROW((void)memopt::liveness(g, vs));
+      } else {
+        CHECK_THROWS_AS((void)memopt::liveness(g, vs), memopt::not_topological_error);
+      }
+    }
+    {
+      const auto [g, vertex] = mt::build<mt::list_graph>(spec);
+      const auto vs = mt::to_vertices<mt::list_graph>(vertex, order);
+      CHECK(memopt::is_topological_order(g, vs, mt::index_map(g)) == expected);
+    }
+  }
+  CHECK(valid > 500);  // both outcomes are well represented
+  CHECK(valid < 2500);
+}
+
+TEST_CASE("property: find_cycle finds exactly the cycles a back edge makes") {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const auto spec = mt::random_dag(rng, {.min_nodes = 2});
+    auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    CHECK_FALSE(memopt::find_cycle(g).has_value());
+    // An edge from a node back to one of its ancestors closes a cycle.
+    const auto preds = mt::predecessors(spec);
+    std::size_t v = spec.nodes.size() - 1;
+    while (v > 0 && preds[v].empty()) --v;
+    if (v == 0) continue;
+    add_edge(v, preds[v].front(), g);
+    const auto cycle = memopt::find_cycle(g);
+    REQUIRE(cycle.has_value());
+    // Every consecutive pair, and last -> first, is an edge.
+    for (std::size_t k = 0; k < cycle->size(); ++k) {
+      CHECK(edge((*cycle)[k], (*cycle)[(k + 1) % cycle->size()], g).second);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+#pragma once
+// A graph described independently of any graph type, and builders for the
+// graph types the tests run every algorithm on: vecS, listS (with an index
+// map), bidirectionalS, and a hand-written non-Boost graph.
+
+#include "hand_graph.hpp"
+
+#include <memopt/graph.hpp>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace memopt::testing {
+
+struct node_spec {
+  std::vector<std::uint64_t> outputs;                       ///< bytes per port
+  std::vector<std::pair<std::size_t, std::size_t>> inputs;  ///< (producer, port)
+  std::vector<std::size_t> control;                         ///< control predecessors
+  bool persistent = false;
+  std::vector<std::size_t> live_out;                        ///< ports that are graph outputs
+};
+
+/// Nodes are listed in a topological order; vertex i of every built graph is node i.
+struct graph_spec {
+  std::vector<node_spec> nodes;
+};
+
+using vec_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, tensor_node,
+                                        tensor_edge>;
+using bidir_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
+                                          tensor_node, tensor_edge>;
+using list_graph =
+    boost::adjacency_list<boost::listS, boost::listS, boost::directedS,
+                          boost::property<boost::vertex_index_t, std::size_t, tensor_node>,
+                          tensor_edge>;
+
+/// The index map an algorithm needs for G: identity, or list_graph's vertex_index.
+template <class G>
+auto index_map(const G& g) {
+  if constexpr (indexed_dag<G>) {
+    return identity_index{};
+  } else {
+    return from_property_map(get(boost::vertex_index, g));
+  }
+}
+
+inline tensor_node bundle_of(const node_spec& spec) {
+  tensor_node node;
+  node.persistent = spec.persistent;
+  for (const auto bytes : spec.outputs) node.outputs.push_back({.bytes = bytes});
+  for (const auto port : spec.live_out) node.outputs.at(port).live_out = true;
+  return node;
+}
+
+/// A graph built from a spec, with its vertices by spec index. Built in place
+/// and never moved: moving a listS graph may copy it and void its descriptors.
+template <class G>
+struct built {
+  G g;
+  std::vector<vertex_t<G>> vertex;
+
+  explicit built(const graph_spec& spec) {
+    for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+      const auto& node = spec.nodes[i];
+      if constexpr (std::is_same_v<G, hand_graph>) {
+        vertex.push_back(g.add_vertex(node.outputs, node.persistent, node.live_out));
+      } else if constexpr (indexed_dag<G>) {
+        vertex.push_back(add_vertex(bundle_of(node), g));
+      } else {
+        vertex.push_back(add_vertex(g));
+        put(boost::vertex_index, g, vertex.back(), i);
+        g[vertex.back()] = bundle_of(node);
+      }
+    }
+    for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+      for (const auto& [producer, port] : spec.nodes[i].inputs) connect(producer, i, port, false);
+      for (const auto producer : spec.nodes[i].control) connect(producer, i, 0, true);
+    }
+  }
+  built(const built&) = delete;
+  built& operator=(const built&) = delete;
+
+  void connect(std::size_t from, std::size_t to, std::size_t port, bool control) {
+    if constexpr (std::is_same_v<G, hand_graph>) {
+      g.add_edge(from, to, port, control);
+    } else {
+      add_edge(vertex[from], vertex[to], tensor_edge{.port = port, .control = control}, g);
+    }
+  }
+};
+
+/// `auto [g, vertex] = build<G>(spec);` (the prvalue initialises the binding in place).
+template <class G>
+built<G> build(const graph_spec& spec) {
+  return built<G>(spec);
+}
+
+/// The vertices of `order` (spec indices) in G.
+template <class G>
+std::vector<vertex_t<G>> to_vertices(const std::vector<vertex_t<G>>& vertex,
+                                     const std::vector<std::size_t>& order) {
+  std::vector<vertex_t<G>> result;
+  for (const auto i : order) result.push_back(vertex.at(i));
+  return result;
+}
+
+}  // namespace memopt::testing

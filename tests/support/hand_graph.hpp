@@ -1,0 +1,92 @@
+#pragma once
+// A graph type that is no Boost class: plain vectors, adapted to Boost.Graph
+// through graph_traits and ADL free functions, with its own tensor_traits.
+
+#include <memopt/graph/tensor_traits.hpp>
+
+#include <boost/graph/graph_traits.hpp>
+#include <boost/iterator/counting_iterator.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace memopt::testing {
+
+struct hand_edge {
+  std::size_t from = 0;
+  std::size_t to = 0;
+  std::size_t port = 0;
+  bool control = false;
+  friend bool operator==(const hand_edge&, const hand_edge&) = default;
+};
+
+class hand_graph {
+ public:
+  std::size_t add_vertex(std::vector<std::uint64_t> sizes, bool persistent,
+                         const std::vector<std::size_t>& live_out_ports) {
+    out_.emplace_back();
+    sizes_.push_back(std::move(sizes));
+    persistent_.push_back(persistent);
+    live_out_.emplace_back(sizes_.back().size(), false);
+    for (const auto port : live_out_ports) live_out_.back().at(port) = true;
+    return out_.size() - 1;
+  }
+  void add_edge(std::size_t from, std::size_t to, std::size_t port, bool control) {
+    out_.at(from).push_back({from, to, port, control});
+  }
+
+  std::vector<std::vector<hand_edge>> out_;
+  std::vector<std::vector<std::uint64_t>> sizes_;
+  std::vector<bool> persistent_;
+  std::vector<std::vector<bool>> live_out_;
+};
+
+struct hand_traversal : boost::incidence_graph_tag, boost::vertex_list_graph_tag {};
+
+inline std::pair<boost::counting_iterator<std::size_t>, boost::counting_iterator<std::size_t>>
+vertices(const hand_graph& g) {
+  return {boost::counting_iterator<std::size_t>(0),
+          boost::counting_iterator<std::size_t>(g.out_.size())};
+}
+inline std::size_t num_vertices(const hand_graph& g) { return g.out_.size(); }
+inline auto out_edges(std::size_t v, const hand_graph& g) {
+  return std::make_pair(g.out_[v].begin(), g.out_[v].end());
+}
+inline std::size_t out_degree(std::size_t v, const hand_graph& g) { return g.out_[v].size(); }
+inline std::size_t source(const hand_edge& e, const hand_graph&) { return e.from; }
+inline std::size_t target(const hand_edge& e, const hand_graph&) { return e.to; }
+
+}  // namespace memopt::testing
+
+template <>
+struct boost::graph_traits<memopt::testing::hand_graph> {
+  using vertex_descriptor = std::size_t;
+  using edge_descriptor = memopt::testing::hand_edge;
+  using directed_category = boost::directed_tag;
+  using edge_parallel_category = boost::allow_parallel_edge_tag;
+  using traversal_category = memopt::testing::hand_traversal;
+  using vertex_iterator = boost::counting_iterator<std::size_t>;
+  using out_edge_iterator = std::vector<memopt::testing::hand_edge>::const_iterator;
+  using vertices_size_type = std::size_t;
+  using edges_size_type = std::size_t;
+  using degree_size_type = std::size_t;
+  static std::size_t null_vertex() { return static_cast<std::size_t>(-1); }
+};
+
+template <>
+struct memopt::tensor_traits<memopt::testing::hand_graph> {
+  using G = memopt::testing::hand_graph;
+  static std::size_t num_outputs(const G& g, std::size_t v) { return g.sizes_[v].size(); }
+  static std::uint64_t output_bytes(const G& g, std::size_t v, std::size_t port) {
+    return g.sizes_[v][port];
+  }
+  static bool is_live_out(const G& g, std::size_t v, std::size_t port) { return g.live_out_[v][port]; }
+  static std::optional<buffer_ref<std::size_t>> alias_of(const G&, std::size_t, std::size_t) {
+    return std::nullopt;
+  }
+  static bool is_persistent(const G& g, std::size_t v) { return g.persistent_[v]; }
+  static std::size_t port(const G&, const memopt::testing::hand_edge& e) { return e.port; }
+  static bool is_control(const G&, const memopt::testing::hand_edge& e) { return e.control; }
+};
