@@ -21,6 +21,13 @@ inline std::string human_bytes(std::uint64_t bytes) {
   return text;
 }
 
+/// "12.34 ms".
+inline std::string milliseconds(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f ms", ms);
+  return text;
+}
+
 /// Left- or right-aligned cell of a fixed width.
 inline std::string pad(const std::string& text, std::size_t width, bool right = false) {
   if (text.size() >= width) return text;

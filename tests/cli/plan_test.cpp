@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -23,7 +24,9 @@ struct run_result {
 };
 
 std::filesystem::path temp_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("memopt_cli_test_" + name);
+  // Per process: ctest runs test cases of this file side by side.
+  return std::filesystem::temp_directory_path() /
+         ("memopt_cli_test_" + std::to_string(getpid()) + "_" + name);
 }
 
 run_result plan(const std::string& args) {
@@ -93,7 +96,7 @@ TEST_CASE("peak: matches peaks.tsv on every shipped graph") {
   }
 }
 
-TEST_CASE("peak --order: evaluates another order; refuses a bad one naming the node") {
+TEST_CASE("peak --order: evaluates another order and refuses a bad one naming the node") {
   const auto good = write_temp("good.txt", "s\nl1\nl2\nr1\nr2\nj\n");
   const auto r = plan("peak " + data_dir + "/small/diamond.json --order " + good.string() + " --timeline");
   REQUIRE(r.status == 0);
@@ -153,7 +156,7 @@ TEST_CASE("bad input: exit 1 and one line naming the fault, for every class") {
   check_refused(plan("peak /nonexistent/graph.json"), "cannot open /nonexistent/graph.json");
 }
 
-TEST_CASE("usage: exit 1 with one line; --help exits 0") {
+TEST_CASE("usage: exit 1 with one line, and --help exits 0") {
   check_refused(plan(""), "memopt-plan");
   check_refused(plan("frobnicate x.json"), "memopt-plan");
   check_refused(plan("peak"), "GRAPH");

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -29,7 +30,9 @@ std::string slurp(const std::string& path) {
 }
 
 std::filesystem::path temp_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("memopt_io_test_" + name);
+  // Per process: ctest runs test cases of this file side by side.
+  return std::filesystem::temp_directory_path() /
+         ("memopt_io_test_" + std::to_string(getpid()) + "_" + name);
 }
 
 void write_gzip(const std::filesystem::path& path, const std::string& text) {
@@ -111,7 +114,7 @@ TEST_CASE("read_graph: views and in-place outputs record their alias") {
   CHECK(memopt::tensor_traits<io::file_graph>::alias_of(g, 1, 0) == memopt::buffer_ref<std::size_t>{0, 0});
 }
 
-TEST_CASE("read_graph: a .json.gz reads as its JSON; a truncated one is refused") {
+TEST_CASE("read_graph: a .json.gz reads as its JSON and a truncated one is refused") {
   const std::string text = slurp(data_dir + "/resnet18_train_b32.json");
   const auto gz = temp_path("resnet18.json.gz");
   write_gzip(gz, text);
@@ -188,7 +191,7 @@ TEST_CASE("parse_graph: a cycle is refused with the cycle, a self-loop too") {
         "the graph has a cycle: 'a' -> 'a'");
 }
 
-TEST_CASE("parse_graph: a node listed before its input is read; its file order is then no schedule") {
+TEST_CASE("parse_graph: a node listed before its input is read, and its file order is then no schedule") {
   const auto g = io::parse_graph(graph_with(R"({"name": "b", "outputs": [1], "inputs": ["a:0"]},
                                                {"name": "a", "outputs": [1]})"));
   try {
@@ -199,7 +202,7 @@ TEST_CASE("parse_graph: a node listed before its input is read; its file order i
   }
 }
 
-TEST_CASE("read_order: names one a line; an unknown name is refused with its line") {
+TEST_CASE("read_order: names one a line, and an unknown name is refused with its line") {
   const auto g = io::read_graph(data_dir + "/small/diamond.json");
   const auto path = temp_path("order.txt");
   std::ofstream(path) << "s\n  l1 \n# comment\n\nl2\nr1\nr2\nj\n";

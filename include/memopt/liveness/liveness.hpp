@@ -92,10 +92,12 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     }
   }
 
-  // Bytes allocated at each step and freed after it; their running sum is the
-  // timeline. Each partial sum is bounded by some step's live bytes, so checking
-  // every addition finds exactly the overflowing live sums.
-  std::vector<std::uint64_t> allocated(n, 0);
+  // Bytes allocated at each step (first held in the timeline) and freed after
+  // it; their running sum is the timeline. Each partial sum is bounded by some
+  // step's live bytes, so checking every addition finds exactly the
+  // overflowing live sums.
+  std::vector<std::uint64_t>& allocated = r.timeline;
+  allocated.assign(n, 0);
   std::vector<std::uint64_t> freed(n, 0);
   for (buffer_id b = 0; b < buffers.size(); ++b) {
     const std::uint64_t bytes = buffers.bytes[b];
@@ -108,7 +110,6 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     allocated[live.first] = detail::checked_add(allocated[live.first], bytes, owner);
     freed[live.last] = detail::checked_add(freed[live.last], bytes, index(order[live.last]));
   }
-  r.timeline.resize(n);
   std::uint64_t live_bytes = 0;
   for (std::size_t t = 0; t < n; ++t) {
     if (t > 0) live_bytes -= freed[t - 1];

@@ -1,0 +1,43 @@
+// The memory model on one order of a random DAG of 1,000,000 vertices and
+// 3,000,000 edges, beside boost::topological_sort on the same graph.
+//   build-bench/bench/liveness_bench
+// Ratio to report: BM_liveness / BM_topological_sort (target: at most 3).
+#include "random_graph.hpp"
+
+#include <memopt/liveness.hpp>
+
+#include <benchmark/benchmark.h>
+#include <boost/graph/topological_sort.hpp>
+
+#include <iterator>
+#include <vector>
+
+namespace {
+
+const memopt::bench::graph& shared_graph() {
+  static const auto g = memopt::bench::random_graph();
+  return g;
+}
+
+void BM_topological_sort(benchmark::State& state) {
+  const auto& g = shared_graph();
+  for (auto _ : state) {
+    std::vector<std::size_t> reversed;
+    reversed.reserve(num_vertices(g));
+    boost::topological_sort(g, std::back_inserter(reversed));
+    benchmark::DoNotOptimize(reversed.data());
+  }
+}
+BENCHMARK(BM_topological_sort)->Unit(benchmark::kMillisecond);
+
+void BM_liveness(benchmark::State& state) {
+  const auto& g = shared_graph();
+  const auto order = memopt::program_order(g);
+  for (auto _ : state) {
+    auto r = memopt::liveness(g, order);
+    benchmark::DoNotOptimize(r.peak_bytes);
+  }
+}
+BENCHMARK(BM_liveness)->Unit(benchmark::kMillisecond);
+
+}  // namespace

@@ -1,0 +1,56 @@
+#pragma once
+// What every memopt-plan subcommand shares: the one-line error a user sees,
+// loading a graph file, and naming the library's vertices by node name.
+
+#include <io/graph_file.hpp>
+
+#include <memopt/error.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace memopt::plan {
+
+/// A fault in the user's input or usage, already worded for them: main prints
+/// "memopt-plan: <what>" and exits 1.
+class cli_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A subcommand: its CLI11 parser and what it does once parsed.
+struct command {
+  CLI::App* parser = nullptr;
+  std::function<void()> run;
+};
+
+/// Reads a memopt-graph/1 file; a bad file is a cli_error naming the file.
+inline io::file_graph load_graph(const std::string& path) {
+  try {
+    return io::read_graph(path);
+  } catch (const error& e) {
+    throw cli_error(path + ": " + e.what());
+  }
+}
+
+/// Runs f(); the library's errors, which name vertices by index, become
+/// cli_errors naming the file and the nodes.
+template <class F>
+decltype(auto) naming_nodes(const io::file_graph& g, const std::string& path, F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const error& e) {
+    throw cli_error(path + ": " + e.describe(io::node_namer(g)));
+  }
+}
+
+/// "node:port" of buffer b.
+inline std::string buffer_name(const io::file_graph& g, std::size_t vertex, std::size_t port) {
+  return g[vertex].name + ":" + std::to_string(port);
+}
+
+}  // namespace memopt::plan

@@ -1,0 +1,55 @@
+#pragma once
+// memopt-plan peak GRAPH [--order FILE] [--timeline]
+// One JSON object: graph, nodes, edges, buffers, peak_bytes (transient),
+// persistent_bytes, peak_step, peak_node, live_at_peak ("node:port"), and with
+// --timeline the live bytes at every step.
+
+#include "command.hpp"
+
+#include <io/order_file.hpp>
+
+#include <memopt/liveness.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace memopt::plan {
+
+inline command add_peak_command(CLI::App& app) {
+  struct options {
+    std::string graph;
+    std::string order;
+    bool timeline = false;
+  };
+  auto opts = std::make_shared<options>();
+  auto* cmd = app.add_subcommand("peak", "peak live bytes of one order, as JSON");
+  cmd->add_option("GRAPH", opts->graph, "memopt-graph/1 file (.json or .json.gz)")->required();
+  cmd->add_option("--order", opts->order, "node names, one a line (default: the file's order)");
+  cmd->add_flag("--timeline", opts->timeline, "also print the live bytes at every step");
+  return {cmd, [opts] {
+            const auto g = load_graph(opts->graph);
+            naming_nodes(g, opts->graph, [&] {
+              const auto order = opts->order.empty() ? program_order(g) : io::read_order(opts->order, g);
+              const auto live = liveness(g, order);
+              nlohmann::ordered_json out;
+              out["graph"] = g[boost::graph_bundle].name;
+              out["nodes"] = num_vertices(g);
+              out["edges"] = num_edges(g);
+              out["buffers"] = live.buffers.size();
+              out["peak_bytes"] = live.peak_bytes;
+              out["persistent_bytes"] = live.persistent_bytes;
+              out["peak_step"] = live.peak_step;
+              out["peak_node"] = order.empty() ? "" : g[order[live.peak_step]].name;
+              auto& at_peak = out["live_at_peak"] = nlohmann::ordered_json::array();
+              for (const auto b : live.live_at_peak) {
+                at_peak.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
+              }
+              if (opts->timeline) out["timeline"] = live.timeline;
+              std::cout << out.dump() << '\n';
+            });
+          }};
+}
+
+}  // namespace memopt::plan

@@ -1,0 +1,79 @@
+#pragma once
+// memopt-plan report GRAPH: a readable comparison for a person. Each family
+// adds its section (a function of the graph writing to the stream).
+
+#include "command.hpp"
+#include "format.hpp"
+
+#include <memopt/liveness.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <ostream>
+
+namespace memopt::plan {
+
+/// Milliseconds f() takes, and its result.
+template <class F>
+auto timed(F&& f) {
+  const auto started = std::chrono::steady_clock::now();
+  auto result = std::forward<F>(f)();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return std::pair{std::move(result), ms};
+}
+
+inline void report_header(const io::file_graph& g, const std::string& path, std::ostream& out) {
+  const auto live = liveness(g, program_order(g));
+  out << "memopt-plan report: " << g[boost::graph_bundle].name << " (" << path << ")\n"
+      << "  " << num_vertices(g) << " nodes, " << num_edges(g) << " edges, " << live.buffers.size()
+      << " buffers; persistent " << human_bytes(live.persistent_bytes) << " ("
+      << live.persistent_bytes << " B), reported apart\n\n";
+}
+
+/// Each order's transient peak, side by side.
+inline void report_schedules(const io::file_graph& g, std::ostream& out) {
+  const auto [live, ms] = timed([&] { return liveness(g, program_order(g)); });
+  out << "Schedules: transient peak of each order (no fragmentation)\n"
+      << "  " << pad("schedule", 16) << pad("peak bytes", 14, true) << pad("peak", 12, true)
+      << pad("vs program", 12, true) << pad("time", 11, true) << '\n';
+  out << "  " << pad("program order", 16) << pad(std::to_string(live.peak_bytes), 14, true)
+      << pad(human_bytes(live.peak_bytes), 12, true) << pad("1.000", 12, true)
+      << pad(milliseconds(ms), 11, true) << "\n\n";
+}
+
+/// What is live at the peak of the program order, largest first.
+inline void report_peak_buffers(const io::file_graph& g, std::ostream& out) {
+  const auto order = program_order(g);
+  if (order.empty()) return;
+  const auto live = liveness(g, order);
+  auto at_peak = live.live_at_peak;
+  const auto& bytes = live.buffers.bytes;
+  std::ranges::stable_sort(at_peak, [&](auto a, auto b) { return bytes[a] > bytes[b]; });
+  out << "Program order peaks at step " << live.peak_step << " ('" << g[order[live.peak_step]].name
+      << "') with " << at_peak.size() << " buffers live; the largest:\n";
+  for (std::size_t k = 0; k < std::min<std::size_t>(at_peak.size(), 8); ++k) {
+    const auto b = at_peak[k];
+    out << "  " << pad(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)), 40)
+        << pad(human_bytes(bytes[b]), 12, true) << "   live steps " << live.intervals[b].first
+        << ".." << live.intervals[b].last << '\n';
+  }
+}
+
+inline command add_report_command(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("report", "a readable comparison of the plans for a graph");
+  cmd->add_option("GRAPH", *path, "memopt-graph/1 file (.json or .json.gz)")->required();
+  return {cmd, [path] {
+            const auto g = load_graph(*path);
+            naming_nodes(g, *path, [&] {
+              report_header(g, *path, std::cout);
+              report_schedules(g, std::cout);
+              report_peak_buffers(g, std::cout);
+            });
+          }};
+}
+
+}  // namespace memopt::plan
