@@ -2,6 +2,7 @@
 // Umbrella for graph/: concepts, tensor traits, buffers, orders and cycles.
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
+#include <memopt/graph/compact.hpp>
 #include <memopt/graph/concepts.hpp>
 #include <memopt/graph/property.hpp>
 #include <memopt/graph/tensor_traits.hpp>

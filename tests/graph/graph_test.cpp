@@ -162,3 +162,32 @@ TEST_CASE("find_cycle: a chain of 200000 vertices needs no recursion") {
   REQUIRE(cycle.has_value());
   CHECK(cycle->size() == 200000);
 }
+
+TEST_CASE_TEMPLATE("make_compact_graph: distinct neighbours, reads and readers", G, mt::vec_graph,
+                   mt::list_graph, mt::bidir_graph, mt::hand_graph) {
+  // multiport: c reads a:0 twice; persistent: z reads y:0, w2:0 and has a control edge from w1.
+  {
+    const auto [g, vertex] = mt::build<G>(mt::multiport());
+    const auto c = memopt::make_compact_graph(g, mt::index_map(g));
+    CHECK(c.num_vertices() == 3);
+    CHECK(std::ranges::equal(c.successors[0], std::vector<std::size_t>{1, 2}));
+    CHECK(std::ranges::equal(c.predecessors[2], std::vector<std::size_t>{0}));
+    CHECK(std::ranges::equal(c.reads[2], std::vector<memopt::buffer_id>{0}));
+    CHECK(std::ranges::equal(c.readers[0], std::vector<std::size_t>{1, 2}));
+    CHECK(c.readers[1].empty());  // a:1 is never read
+  }
+  {
+    const auto [g, vertex] = mt::build<G>(mt::persistent());
+    const auto c = memopt::make_compact_graph(g, mt::index_map(g));
+    CHECK(std::ranges::equal(c.predecessors[4], std::vector<std::size_t>{0, 1, 3}));
+    CHECK(std::ranges::equal(c.reads[4], std::vector<memopt::buffer_id>{1, 3}));  // control carries none
+    CHECK(std::ranges::equal(c.readers[0], std::vector<std::size_t>{3}));
+    CHECK(std::ranges::equal(c.successors[0], std::vector<std::size_t>{3, 4}));
+  }
+}
+
+TEST_CASE("make_compact_graph: a port its source lacks") {
+  auto [g, vertex] = mt::build<mt::vec_graph>(mt::chain());
+  add_edge(0, 2, memopt::tensor_edge{.port = 1}, g);
+  CHECK_THROWS_AS((void)memopt::make_compact_graph(g), memopt::bad_port_error);
+}

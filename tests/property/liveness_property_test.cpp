@@ -2,12 +2,14 @@
 // with a brute-force reading of its definition, on every graph type.
 #include "../support/random_dag.hpp"
 
+#include <memopt/graph/compact.hpp>
 #include <memopt/liveness.hpp>
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 namespace mt = memopt::testing;
 
@@ -125,6 +127,29 @@ TEST_CASE("property: find_cycle finds exactly the cycles a back edge makes") {
     // Every consecutive pair, and last -> first, is an edge.
     for (std::size_t k = 0; k < cycle->size(); ++k) {
       CHECK(edge((*cycle)[k], (*cycle)[(k + 1) % cycle->size()], g).second);
+    }
+  }
+}
+
+TEST_CASE("property: the compact snapshot lists each neighbour, read and reader once") {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const auto spec = mt::random_dag(rng);
+    const auto [g, vertex] = mt::build<mt::list_graph>(spec);
+    const auto c = memopt::make_compact_graph(g, mt::index_map(g));
+    const auto preds = mt::predecessors(spec);
+    for (std::size_t v = 0; v < spec.nodes.size(); ++v) {
+      std::set<std::size_t> expected_preds(preds[v].begin(), preds[v].end());
+      std::set<memopt::buffer_id> expected_reads;
+      for (const auto& [producer, port] : spec.nodes[v].inputs) expected_reads.insert(c.buffers.id(producer, port));
+      const auto got_preds = c.predecessors[v];
+      const auto got_reads = c.reads[v];
+      CHECK(std::set<std::size_t>(got_preds.begin(), got_preds.end()) == expected_preds);
+      CHECK(got_preds.size() == expected_preds.size());
+      CHECK(std::set<memopt::buffer_id>(got_reads.begin(), got_reads.end()) == expected_reads);
+      CHECK(got_reads.size() == expected_reads.size());
+      for (const auto b : expected_reads) CHECK(std::ranges::count(c.readers[b], v) == 1);
+      for (const auto p : expected_preds) CHECK(std::ranges::count(c.successors[p], v) == 1);
     }
   }
 }
