@@ -4,6 +4,8 @@
 // control edges alike), the distinct buffers each vertex reads and the distinct
 // vertices reading each buffer. Algorithms that walk a graph many times
 // (schedulers, sharing, simulation) take this snapshot once, in O(V + E).
+// Rows keep edge order; for a bidirectional graph, predecessors and reads
+// follow each vertex's in-edges (its operand order).
 //
 // Throws bad_port_error for a data edge reading a port its source lacks.
 // Cycles are not checked here (see require_acyclic).
@@ -90,18 +92,25 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     std::size_t from, to, buffer;
   };
   std::vector<arc> arcs;
-  for (const auto u : boost::make_iterator_range(vertices(g))) {
-    const std::size_t i = index(u);
-    for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
-      const std::size_t j = index(target(e, g));
-      std::size_t b = none;
-      if (!traits::is_control(g, e)) {
-        const std::size_t port = traits::port(g, e);
-        const std::size_t outputs = c.buffers.num_outputs(i);
-        if (port >= outputs) throw bad_port_error(i, j, port, outputs);
-        b = c.buffers.id(i, port);
-      }
-      arcs.push_back({i, j, b});
+  const auto add_arc = [&](const edge_t<G>& e) {
+    const std::size_t i = index(source(e, g));
+    const std::size_t j = index(target(e, g));
+    std::size_t b = none;
+    if (!traits::is_control(g, e)) {
+      const std::size_t port = traits::port(g, e);
+      const std::size_t outputs = c.buffers.num_outputs(i);
+      if (port >= outputs) throw bad_port_error(i, j, port, outputs);
+      b = c.buffers.id(i, port);
+    }
+    arcs.push_back({i, j, b});
+  };
+  // With in-edges at hand, predecessors and reads keep each vertex's operand
+  // order (the in-edge order), which order-sensitive schedulers follow.
+  for (const auto v : boost::make_iterator_range(vertices(g))) {
+    if constexpr (bidirectional_dag<G>) {
+      for (const auto e : boost::make_iterator_range(in_edges(v, g))) add_arc(e);
+    } else {
+      for (const auto e : boost::make_iterator_range(out_edges(v, g))) add_arc(e);
     }
   }
   const auto each_arc = [&](auto&& f) {

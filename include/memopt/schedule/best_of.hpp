@@ -1,0 +1,156 @@
+#pragma once
+// best_of: runs several schedulers on one snapshot of the graph and keeps the
+// order with the lowest peak (from liveness), reporting every candidate's
+// peak and time. xla_schedule is XLA's default: best_of list, dfs, post-order.
+//
+// A scheduler is any callable taking a compact_graph and returning an order
+// of dense vertex indices; the ones here also have a name().
+
+#include <memopt/graph/compact.hpp>
+#include <memopt/schedule/dfs.hpp>
+#include <memopt/schedule/inductor.hpp>
+#include <memopt/schedule/list.hpp>
+#include <memopt/schedule/result.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memopt {
+
+template <class S>
+concept scheduler = requires(const S& s, const compact_graph& g) {
+  { s(g) } -> std::convertible_to<std::vector<std::size_t>>;
+};
+
+template <schedule_priority Priority = bytes_freed_priority>
+struct list_scheduler {
+  Priority priority{};
+  list_options options{};
+  static constexpr std::string_view name() { return "list"; }
+  std::vector<std::size_t> operator()(const compact_graph& g) const { return list_order(g, priority, options); }
+};
+
+namespace detail {
+
+/// A string usable as a template argument.
+template <std::size_t N>
+struct label {
+  char text[N]{};
+  constexpr label(const char (&s)[N]) { std::copy_n(s, N, text); }  // NOLINT: implicit by design
+};
+
+}  // namespace detail
+
+/// A scheduler made of an order function and its name.
+template <std::vector<std::size_t> (*Order)(const compact_graph&), detail::label Name>
+struct named_scheduler {
+  static constexpr std::string_view name() { return Name.text; }
+  std::vector<std::size_t> operator()(const compact_graph& g) const { return Order(g); }
+};
+
+using dfs_scheduler = named_scheduler<dfs_order, "dfs">;
+using post_order_scheduler = named_scheduler<post_order_order, "post-order">;
+using lpmf_scheduler = named_scheduler<lpmf_order, "lpmf">;
+using bfs_scheduler = named_scheduler<bfs_order, "bfs">;
+using dfs_size_scheduler = named_scheduler<dfs_size_order, "dfs-size">;
+
+/// One scheduler's outcome in best_of.
+struct candidate_peak {
+  std::string name;
+  std::uint64_t peak_bytes = 0;
+  double seconds = 0;  ///< the scheduler's own time, evaluation apart
+};
+
+template <class G>
+struct best_of_result : schedule_result<G> {
+  std::size_t chosen = 0;                  ///< index into candidates (the first of equal peaks)
+  std::vector<candidate_peak> candidates;  ///< in the order given
+};
+
+namespace detail {
+
+template <class S>
+std::string scheduler_name(const S& s, std::size_t position) {
+  if constexpr (requires { s.name(); }) {
+    return std::string(s.name());
+  } else {
+    return "scheduler " + std::to_string(position);
+  }
+}
+
+}  // namespace detail
+
+/// The lowest-peak order among the schedulers' (the first one on ties).
+template <tensor_graph G, vertex_index_map<G> Index, scheduler... S>
+[[nodiscard]] best_of_result<G> best_of(const G& g, Index index, const S&... schedulers) {
+  static_assert(sizeof...(S) > 0, "best_of needs at least one scheduler");
+  const auto snapshot = make_compact_graph(g, index);
+  const auto by_index = vertices_by_index(g, index);
+  best_of_result<G> best;
+  const auto run = [&](const auto& s) {
+    const auto started = std::chrono::steady_clock::now();
+    const std::vector<std::size_t> order = s(snapshot);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    auto r = evaluate_order(g, by_index, order, index);
+    best.candidates.push_back({detail::scheduler_name(s, best.candidates.size()), r.peak_bytes, seconds});
+    if (best.candidates.size() == 1 || r.peak_bytes < best.peak_bytes) {
+      static_cast<schedule_result<G>&>(best) = std::move(r);
+      best.chosen = best.candidates.size() - 1;
+    }
+  };
+  (run(schedulers), ...);
+  return best;
+}
+
+/// best_of on a graph whose vertices are their own index.
+template <tensor_graph G, scheduler... S>
+  requires indexed_dag<G>
+[[nodiscard]] best_of_result<G> best_of(const G& g, const S&... schedulers) {
+  return best_of(g, identity_index{}, schedulers...);
+}
+
+/// A given order under a name: the graph's own order, a framework's.
+struct fixed_order {
+  std::string label;
+  std::vector<std::size_t> order;
+  std::string_view name() const { return label; }
+  std::vector<std::size_t> operator()(const compact_graph&) const { return order; }
+};
+
+/// The graph's own order (vertices(g)) as dense indices, when it is a
+/// topological order; nullopt otherwise.
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] std::optional<fixed_order> program_scheduler(const G& g, Index index = {}) {
+  const auto program = program_order(g);
+  if (!is_topological_order(g, program, index)) return std::nullopt;
+  fixed_order f{"program", {}};
+  for (const auto v : program) f.order.push_back(index(v));
+  return f;
+}
+
+/// The best of every heuristic here (XLA's three, Inductor's three) and of the
+/// graph's own order when it is topological (listed first).
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] best_of_result<G> best_heuristic(const G& g, Index index = {}) {
+  const auto heuristics = [&](const auto&... first) {
+    return best_of(g, index, first..., list_scheduler<>{}, dfs_scheduler{}, post_order_scheduler{},
+                   lpmf_scheduler{}, bfs_scheduler{}, dfs_size_scheduler{});
+  };
+  if (const auto program = program_scheduler(g, index)) return heuristics(*program);
+  return heuristics();
+}
+
+/// XLA's default memory scheduler: the best of list, DFS and post-order.
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] best_of_result<G> xla_schedule(const G& g, Index index = {}) {
+  return best_of(g, index, list_scheduler<>{}, dfs_scheduler{}, post_order_scheduler{});
+}
+
+}  // namespace memopt

@@ -1,0 +1,346 @@
+#pragma once
+// exact_schedule: the minimum peak over all topological orders, anytime.
+//
+// Inert vertices run first and the rest splits at cut vertices into segments
+// ordered independently (segments.hpp). Segments are solved largest peak
+// first by A* over downward-closed vertex sets: a state is the set of vertices
+// run, whose live bytes it determines; a path's cost is its largest step
+// memory; the heuristic is the largest memory some remaining vertex must see
+// (base + its reads + its outputs) and the next step's (live + the smallest
+// outputs left). Paths reaching the same set keep the lower cost (dominance),
+// and a segment whose peak cannot raise the graph's lower bound needs no
+// search at all. With a time or state limit it returns its best order and a
+// certified lower bound (the least f-value left open).
+//
+// Exponential in the worst case (it solves an NP-hard problem); limits keep
+// it bounded. Throws cycle_error on a cyclic graph.
+
+#include <memopt/graph/compact.hpp>
+#include <memopt/schedule/best_of.hpp>
+#include <memopt/schedule/result.hpp>
+#include <memopt/schedule/segments.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <queue>
+#include <vector>
+
+namespace memopt {
+
+struct exact_options {
+  double time_limit_seconds = 10.0;      ///< for the whole search
+  std::size_t state_limit = 2'000'000;   ///< states stored for one segment
+};
+
+/// An order with its peak and a lower bound on every order's peak.
+struct order_bounds {
+  std::vector<std::size_t> order;  ///< dense vertex indices
+  std::uint64_t peak_bytes = 0;
+  std::uint64_t lower_bound_bytes = 0;
+  [[nodiscard]] bool proved_optimal() const { return peak_bytes == lower_bound_bytes; }
+};
+
+namespace detail {
+
+/// The A* search of one segment.
+class segment_search {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  segment_search(const segment& seg, clock::time_point deadline, std::size_t state_limit)
+      : seg_(seg), k_(seg.size()), words_((k_ + 63) / 64), deadline_(deadline), state_limit_(state_limit) {
+    must_see_.resize(k_);
+    for (std::size_t u = 0; u < k_; ++u) {
+      must_see_[u] = seg.base + seg.step_bytes[u];
+      for (const auto x : seg.reads[u]) must_see_[u] += seg.bytes[x];
+    }
+    by_must_see_.resize(k_);
+    std::iota(by_must_see_.begin(), by_must_see_.end(), std::size_t{0});
+    std::ranges::sort(by_must_see_, [&](auto a, auto b) { return must_see_[a] > must_see_[b]; });
+    by_step_ = by_must_see_;
+    std::ranges::sort(by_step_, [&](auto a, auto b) { return seg.step_bytes[a] < seg.step_bytes[b]; });
+  }
+
+  /// Lower bound of the segment that needs no search.
+  [[nodiscard]] std::uint64_t static_bound() const {
+    return std::max(seg_.start_bytes, k_ > 0 ? must_see_[by_must_see_.front()] : 0);
+  }
+
+  struct outcome {
+    std::vector<std::size_t> order;  ///< local
+    std::uint64_t peak = 0;
+    std::uint64_t lower_bound = 0;
+  };
+
+  /// Improves on `incumbent` (a local order) unless its peak is within
+  /// `good_enough`, a bound the graph's peak cannot go under anyway.
+  outcome run(std::vector<std::size_t> incumbent, std::uint64_t good_enough) {
+    outcome best{std::move(incumbent), 0, static_bound()};
+    best.peak = seg_.peak_of(best.order);
+    if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
+
+    add_state(std::vector<std::uint64_t>(words_, 0), seg_.start_bytes, seg_.start_bytes, none, none, 0);
+    std::priority_queue<entry, std::vector<entry>, std::greater<>> open;
+    open.push(make_entry(0, good_enough));
+    std::size_t expanded = 0;
+    std::vector<std::uint64_t> next_set(words_);
+    while (!open.empty()) {
+      const entry top = open.top();
+      if (++expanded % 256 == 0 && clock::now() > deadline_) break;
+      if (states_.size() > state_limit_) break;
+      open.pop();
+      const state s = states_[top.id];
+      if (top.cost != s.cost) continue;  // superseded by a cheaper path
+      if (s.depth == k_) {
+        // The least key left: no path is cheaper (unless within good_enough).
+        best.order = path_to(top.id);
+        best.peak = s.cost;
+        best.lower_bound = std::max(best.lower_bound, std::min(s.cost, top.bound));
+        return best;
+      }
+      const std::uint64_t* set = set_of(top.id);
+      for (std::size_t v = 0; v < k_; ++v) {
+        if (contains(set, v) || !ready(set, v)) continue;
+        const std::uint64_t step = s.live + seg_.step_bytes[v];
+        const std::uint64_t cost = std::max(s.cost, step);
+        if (cost >= best.peak) continue;  // cannot beat the incumbent
+        std::uint64_t live = s.live;
+        for (const auto x : seg_.produces[v]) {
+          if (seg_.keep[x] || !seg_.readers[x].empty()) live += seg_.bytes[x];
+        }
+        for (const auto x : seg_.reads[v]) {
+          if (!seg_.keep[x] && last_reader(set, x, v)) live -= seg_.bytes[x];
+        }
+        std::copy(set, set + words_, next_set.begin());
+        next_set[v / 64] |= std::uint64_t{1} << (v % 64);
+        const std::size_t id = find_or_add(next_set, cost, live, top.id, v, s.depth + 1);
+        if (id != none) open.push(make_entry(id, good_enough));
+        set = set_of(top.id);  // the arena may have moved
+      }
+    }
+    // Stopped by a limit: every order is at least the least bound left open.
+    std::uint64_t least_open = best.peak;
+    for (; !open.empty(); open.pop()) {
+      if (open.top().cost == states_[open.top().id].cost) least_open = std::min(least_open, open.top().bound);
+    }
+    best.lower_bound = std::max(best.lower_bound, least_open);
+    return best;
+  }
+
+ private:
+  static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  struct state {
+    std::uint64_t cost;  ///< largest step memory on the path here
+    std::uint64_t live;  ///< bytes live after the vertices of the set ran
+    std::size_t parent;
+    std::size_t vertex;  ///< the vertex run last on the path here
+    std::size_t depth;   ///< vertices in the set
+  };
+  struct entry {
+    std::uint64_t key;    ///< max(bound, good_enough)
+    std::size_t depth;    ///< deeper first among equal keys
+    std::uint64_t cost;
+    std::uint64_t bound;  ///< max(cost, heuristic): no completion is cheaper
+    std::size_t id;
+    bool operator>(const entry& o) const {
+      if (key != o.key) return key > o.key;
+      if (depth != o.depth) return depth < o.depth;
+      return cost > o.cost;
+    }
+  };
+
+  const std::uint64_t* set_of(std::size_t id) const { return sets_.data() + id * words_; }
+  static bool contains(const std::uint64_t* set, std::size_t v) { return (set[v / 64] >> (v % 64)) & 1U; }
+  bool ready(const std::uint64_t* set, std::size_t v) const {
+    for (const auto p : seg_.preds[v]) {
+      if (!contains(set, p)) return false;
+    }
+    return true;
+  }
+  bool last_reader(const std::uint64_t* set, std::size_t x, std::size_t v) const {
+    for (const auto r : seg_.readers[x]) {
+      if (r != v && !contains(set, r)) return false;
+    }
+    return true;
+  }
+
+  entry make_entry(std::size_t id, std::uint64_t good_enough) const {
+    const state& s = states_[id];
+    const std::uint64_t* set = set_of(id);
+    std::uint64_t h = 0;
+    for (const auto u : by_must_see_) {
+      if (!contains(set, u)) {
+        h = must_see_[u];
+        break;
+      }
+    }
+    for (const auto u : by_step_) {
+      if (!contains(set, u)) {
+        h = std::max(h, s.live + seg_.step_bytes[u]);
+        break;
+      }
+    }
+    const std::uint64_t bound = std::max(s.cost, h);
+    return {std::max(bound, good_enough), s.depth, s.cost, bound, id};
+  }
+
+  std::size_t hash(const std::uint64_t* set) const {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (std::size_t w = 0; w < words_; ++w) h = (h ^ set[w]) * 0xff51afd7ed558ccdULL + (h >> 29);
+    return static_cast<std::size_t>(h ^ (h >> 32));
+  }
+
+  std::size_t add_state(const std::vector<std::uint64_t>& set, std::uint64_t cost, std::uint64_t live,
+                        std::size_t parent, std::size_t vertex, std::size_t depth) {
+    sets_.insert(sets_.end(), set.begin(), set.end());
+    states_.push_back({cost, live, parent, vertex, depth});
+    const std::size_t id = states_.size() - 1;
+    if (2 * states_.size() > table_.size()) rehash();
+    else place(id);
+    return id;
+  }
+
+  void place(std::size_t id) {
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t slot = hash(set_of(id)) & mask;; slot = (slot + 1) & mask) {
+      if (table_[slot] == none) {
+        table_[slot] = id;
+        return;
+      }
+    }
+  }
+
+  void rehash() {
+    table_.assign(std::max<std::size_t>(1024, std::bit_ceil(4 * states_.size())), none);
+    for (std::size_t id = 0; id < states_.size(); ++id) place(id);
+  }
+
+  /// The id to queue for `set` reached at `cost`, or none when a path at most
+  /// as costly reached it before.
+  std::size_t find_or_add(const std::vector<std::uint64_t>& set, std::uint64_t cost, std::uint64_t live,
+                          std::size_t parent, std::size_t vertex, std::size_t depth) {
+    if (!table_.empty()) {
+      const std::size_t mask = table_.size() - 1;
+      for (std::size_t slot = hash(set.data()) & mask; table_[slot] != none; slot = (slot + 1) & mask) {
+        const std::size_t id = table_[slot];
+        if (!std::equal(set.begin(), set.end(), set_of(id))) continue;
+        state& s = states_[id];
+        if (s.cost <= cost) return none;
+        s = {cost, live, parent, vertex, depth};
+        return id;
+      }
+    }
+    return add_state(set, cost, live, parent, vertex, depth);
+  }
+
+  std::vector<std::size_t> path_to(std::size_t id) const {
+    std::vector<std::size_t> order;
+    for (; states_[id].parent != none; id = states_[id].parent) order.push_back(states_[id].vertex);
+    std::reverse(order.begin(), order.end());
+    return order;
+  }
+
+  const segment& seg_;
+  std::size_t k_;
+  std::size_t words_;
+  clock::time_point deadline_;
+  std::size_t state_limit_;
+  std::vector<std::uint64_t> must_see_;
+  std::vector<std::size_t> by_must_see_;  ///< vertices, most memory they must see first
+  std::vector<std::size_t> by_step_;      ///< vertices, smallest outputs first
+  std::vector<state> states_;
+  std::vector<std::uint64_t> sets_;       ///< states' sets, words_ words each
+  std::vector<std::size_t> table_;        ///< open addressing: state ids by set
+};
+
+}  // namespace detail
+
+/// The exact order, starting from `start` (any topological order; its
+/// segments are kept where the search cannot or need not improve them).
+[[nodiscard]] inline order_bounds exact_order(const compact_graph& g, const std::vector<std::size_t>& start,
+                                              const exact_options& options = {}) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                           std::chrono::duration<double>(options.time_limit_seconds));
+  const auto inert = detail::inert_vertices(g, start);
+  auto segments = detail::split_into_segments(g, start, inert);
+  std::vector<detail::segment_search> searches;
+  searches.reserve(segments.size());
+  std::vector<std::vector<std::size_t>> local_orders(segments.size());
+  std::vector<std::uint64_t> peaks(segments.size());
+  std::uint64_t lower_bound = 0;
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    searches.emplace_back(segments[s], deadline, options.state_limit);
+    local_orders[s].resize(segments[s].size());
+    std::iota(local_orders[s].begin(), local_orders[s].end(), std::size_t{0});
+    peaks[s] = segments[s].peak_of(local_orders[s]);
+    lower_bound = std::max(lower_bound, searches[s].static_bound());
+  }
+  // The highest segments decide the peak: improve them first, each search
+  // only down to the bound the others already force.
+  std::vector<std::size_t> by_peak(segments.size());
+  std::iota(by_peak.begin(), by_peak.end(), std::size_t{0});
+  std::ranges::sort(by_peak, [&](auto a, auto b) { return peaks[a] > peaks[b]; });
+  for (const auto s : by_peak) {
+    if (peaks[s] <= lower_bound) break;
+    auto found = searches[s].run(std::move(local_orders[s]), lower_bound);
+    local_orders[s] = std::move(found.order);
+    peaks[s] = found.peak;
+    lower_bound = std::max(lower_bound, found.lower_bound);
+  }
+  order_bounds r;
+  for (const auto v : start) {
+    if (inert[v]) r.order.push_back(v);
+  }
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    for (const auto i : local_orders[s]) r.order.push_back(segments[s].vertices[i]);
+    r.peak_bytes = std::max(r.peak_bytes, peaks[s]);
+  }
+  r.lower_bound_bytes = std::min(lower_bound, r.peak_bytes);
+  return r;
+}
+
+/// A lower bound on the peak of every order of g (no search).
+[[nodiscard]] inline std::uint64_t lower_bound_of(const compact_graph& g) {
+  const auto order = post_order_order(g);
+  const auto inert = detail::inert_vertices(g, order);
+  std::uint64_t bound = 0;
+  for (const auto& seg : detail::split_into_segments(g, order, inert)) {
+    bound = std::max(bound, detail::segment_search(seg, {}, 0).static_bound());
+  }
+  return bound;
+}
+
+/// The minimum peak over all orders (anytime: see exact_options), starting
+/// from best_heuristic's order, so never above any heuristic's peak.
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] best_of_result<G> exact_schedule(const G& g, const exact_options& options = {}, Index index = {}) {
+  auto best = best_heuristic(g, index);
+  std::vector<std::size_t> start;
+  for (const auto v : best.order) start.push_back(index(v));
+  const auto found = exact_order(make_compact_graph(g, index), start, options);
+  auto r = evaluate_order(g, vertices_by_index(g, index), found.order, index);
+  if (r.peak_bytes < best.peak_bytes) static_cast<schedule_result<G>&>(best) = std::move(r);
+  best.lower_bound_bytes = std::min(found.lower_bound_bytes, best.peak_bytes);
+  best.proved_optimal = best.peak_bytes == best.lower_bound_bytes;
+  return best;
+}
+
+/// The library's recommended scheduler: exact_schedule within a few seconds.
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] best_of_result<G> best_schedule(const G& g, Index index = {}) {
+  return exact_schedule(g, exact_options{.time_limit_seconds = 3.0}, index);
+}
+
+/// A lower bound on the peak of every order of g.
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] std::uint64_t lower_bound(const G& g, Index index = {}) {
+  return lower_bound_of(make_compact_graph(g, index));
+}
+
+}  // namespace memopt

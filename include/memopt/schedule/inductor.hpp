@@ -1,0 +1,223 @@
+#pragma once
+// The peak-memory reordering heuristics of PyTorch Inductor
+// (torch/_inductor/memory.py, reorder_for_peak_memory), on our memory model:
+// - lpmf_schedule, least peak memory first: keep the peak so far; among ready
+//   vertices whose step memory (live + its outputs) stays within it, run the
+//   one leaving the least memory after it (outputs - bytes freed), otherwise the
+//   one whose step memory is lowest; ties by index.
+// - bfs_schedule: run the ready vertex whose predecessors ran earliest (their
+//   sorted positions, compared lexicographically), ties by index.
+// - dfs_size_schedule: depth-first post-order over predecessors, starting from
+//   vertices in ascending size-with-reads (outputs plus buffers read), visiting
+//   the smaller predecessors first.
+// Persistent buffers count as 0 bytes, as Inductor leaves out graph parameters.
+// lpmf O((V + E) log V), bfs O((V + E) log V) comparisons of position lists,
+// dfs_size O(V log V + E). Throw cycle_error on a cyclic graph.
+
+#include <memopt/graph/compact.hpp>
+#include <memopt/schedule/dfs.hpp>
+#include <memopt/schedule/list.hpp>
+#include <memopt/schedule/result.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <queue>
+#include <vector>
+
+namespace memopt {
+
+namespace detail {
+
+/// Transient bytes of v's outputs, and of those nobody reads (freed at once).
+inline std::pair<std::uint64_t, std::uint64_t> output_bytes(const compact_graph& g, std::size_t v) {
+  std::uint64_t all = 0, unread = 0;
+  for (buffer_id b = g.buffers.first[v]; b < g.buffers.first[v + 1]; ++b) {
+    if (g.buffers.persistent[b]) continue;
+    all += g.buffers.bytes[b];
+    if (g.readers.size(b) == 0 && !g.buffers.live_out[b]) unread += g.buffers.bytes[b];
+  }
+  return {all, unread};
+}
+
+/// Minimum of keys over ranges of positions, with point updates.
+template <class Key>
+class min_tree {
+ public:
+  explicit min_tree(std::size_t n, Key empty) : size_(1), empty_(empty) {
+    while (size_ < n) size_ *= 2;
+    tree_.assign(2 * size_, empty_);
+  }
+  void set(std::size_t i, Key key) {
+    i += size_;
+    tree_[i] = key;
+    for (i /= 2; i > 0; i /= 2) tree_[i] = std::min(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  void clear(std::size_t i) { set(i, empty_); }
+  /// min over positions [lo, hi).
+  [[nodiscard]] Key min(std::size_t lo, std::size_t hi) const {
+    Key best = empty_;
+    for (lo += size_, hi += size_; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1) best = std::min(best, tree_[lo++]);
+      if (hi & 1) best = std::min(best, tree_[--hi]);
+    }
+    return best;
+  }
+
+ private:
+  std::size_t size_;
+  Key empty_;
+  std::vector<Key> tree_;
+};
+
+}  // namespace detail
+
+/// Inductor's least-peak-memory-first order, as dense vertex indices.
+[[nodiscard]] inline std::vector<std::size_t> lpmf_order(const compact_graph& g) {
+  const std::size_t n = g.num_vertices();
+  std::vector<std::uint64_t> size(n), unread(n);
+  std::uint64_t peak = 0;  // starts at the graph outputs, which any order holds at the end
+  for (std::size_t v = 0; v < n; ++v) std::tie(size[v], unread[v]) = detail::output_bytes(g, v);
+  for (buffer_id b = 0; b < g.buffers.size(); ++b) {
+    if (g.buffers.live_out[b] && !g.buffers.persistent[b]) peak += g.buffers.bytes[b];
+  }
+  // Ready vertices sit at their rank by (size, index); a leaf holds the
+  // vertex's (outputs - bytes freed, index) while it is ready.
+  std::vector<std::size_t> by_size(n);
+  std::iota(by_size.begin(), by_size.end(), std::size_t{0});
+  std::ranges::sort(by_size, [&](auto a, auto b) { return std::pair{size[a], a} < std::pair{size[b], b}; });
+  std::vector<std::size_t> rank(n);
+  for (std::size_t r = 0; r < n; ++r) rank[by_size[r]] = r;
+  using key = std::pair<byte_balance, std::size_t>;
+  const key none{byte_balance{UINT64_MAX, false}, SIZE_MAX};
+  detail::min_tree<key> ready(n, none);            // by rank: (left after, index)
+  detail::min_tree<std::size_t> ready_rank(n, SIZE_MAX);  // by rank: the rank itself
+  list_state state(g);
+  const auto after = [&](std::size_t v) { return key{byte_balance::of(size[v], state.bytes_freed(v) + unread[v]), v}; };
+  std::vector<std::size_t> waiting(n);
+  std::vector<char> is_ready(n, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    waiting[v] = g.predecessors.size(v);
+    if (waiting[v] == 0) {
+      is_ready[v] = 1;
+      ready.set(rank[v], after(v));
+      ready_rank.set(rank[v], rank[v]);
+    }
+  }
+  // Rank range [lo, hi) of vertices whose size is <= limit / == the size of rank r.
+  const auto ranks_up_to = [&](std::uint64_t limit) {
+    return static_cast<std::size_t>(std::ranges::upper_bound(by_size, limit, {}, [&](auto v) { return size[v]; }) - by_size.begin());
+  };
+  std::uint64_t live = 0;
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  for (std::size_t step = 0; step < n; ++step) {
+    std::size_t within = live <= peak ? ranks_up_to(peak - live) : 0;
+    key chosen = ready.min(0, within);
+    if (chosen == none) {
+      // Nothing fits under the peak: the smallest step memory, then the least left after.
+      const std::size_t smallest = ready_rank.min(within, n);
+      if (smallest == SIZE_MAX) break;  // a cycle: caught below
+      chosen = ready.min(smallest, ranks_up_to(size[by_size[smallest]]));
+    }
+    const std::size_t v = chosen.second;
+    ready.clear(rank[v]);
+    ready_rank.clear(rank[v]);
+    is_ready[v] = 0;
+    order.push_back(v);
+    live += size[v];
+    peak = std::max(peak, live);
+    live -= state.bytes_freed(v) + unread[v];
+    for (const auto b : state.run(v)) {
+      for (const auto r : g.readers[b]) {
+        if (is_ready[r]) ready.set(rank[r], after(r));
+      }
+    }
+    for (const auto s : g.successors[v]) {
+      if (--waiting[s] == 0) {
+        is_ready[s] = 1;
+        ready.set(rank[s], after(s));
+        ready_rank.set(rank[s], rank[s]);
+      }
+    }
+  }
+  detail::require_complete(g, order);
+  return order;
+}
+
+/// Inductor's BFS order (earliest-run predecessors first), as dense vertex indices.
+[[nodiscard]] inline std::vector<std::size_t> bfs_order(const compact_graph& g) {
+  const std::size_t n = g.num_vertices();
+  struct entry {
+    std::vector<std::size_t> positions;  // sorted positions of the predecessors
+    std::size_t vertex;
+    bool operator>(const entry& other) const {
+      return std::tie(positions, vertex) > std::tie(other.positions, other.vertex);
+    }
+  };
+  std::priority_queue<entry, std::vector<entry>, std::greater<>> ready;
+  std::vector<std::size_t> position(n), waiting(n);
+  const auto push = [&](std::size_t v) {
+    entry e{{}, v};
+    for (const auto p : g.predecessors[v]) e.positions.push_back(position[p]);
+    std::ranges::sort(e.positions);
+    ready.push(std::move(e));
+  };
+  for (std::size_t v = 0; v < n; ++v) {
+    waiting[v] = g.predecessors.size(v);
+    if (waiting[v] == 0) push(v);
+  }
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const std::size_t v = ready.top().vertex;
+    ready.pop();
+    position[v] = order.size();
+    order.push_back(v);
+    for (const auto s : g.successors[v]) {
+      if (--waiting[s] == 0) push(s);
+    }
+  }
+  detail::require_complete(g, order);
+  return order;
+}
+
+/// Inductor's DFS order by size with reads, as dense vertex indices.
+[[nodiscard]] inline std::vector<std::size_t> dfs_size_order(const compact_graph& g) {
+  const std::size_t n = g.num_vertices();
+  std::vector<std::uint64_t> weight(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    weight[v] = detail::output_bytes(g, v).first;
+    for (const auto b : g.reads[v]) {
+      if (!g.buffers.persistent[b]) weight[v] += g.buffers.bytes[b];
+    }
+  }
+  const auto lighter = [&](std::size_t a, std::size_t b) { return std::pair{weight[a], a} < std::pair{weight[b], b}; };
+  std::vector<std::size_t> roots(n);
+  std::iota(roots.begin(), roots.end(), std::size_t{0});
+  std::ranges::sort(roots, lighter);
+  auto order = detail::predecessor_post_order(g, roots, [&](std::size_t v, std::vector<std::size_t>& out) {
+    out.assign(g.predecessors[v].begin(), g.predecessors[v].end());
+    std::ranges::sort(out, lighter);
+  });
+  detail::require_complete(g, order);
+  return order;
+}
+
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] schedule_result<G> lpmf_schedule(const G& g, Index index = {}) {
+  return evaluate_order(g, vertices_by_index(g, index), lpmf_order(make_compact_graph(g, index)), index);
+}
+
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] schedule_result<G> bfs_schedule(const G& g, Index index = {}) {
+  return evaluate_order(g, vertices_by_index(g, index), bfs_order(make_compact_graph(g, index)), index);
+}
+
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] schedule_result<G> dfs_size_schedule(const G& g, Index index = {}) {
+  return evaluate_order(g, vertices_by_index(g, index), dfs_size_order(make_compact_graph(g, index)), index);
+}
+
+}  // namespace memopt

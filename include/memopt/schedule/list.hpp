@@ -1,0 +1,204 @@
+#pragma once
+// list_schedule: the list scheduler of XLA's memory scheduler, with the
+// priority as a policy. At each step it runs the ready vertex whose priority
+// is highest; ties go by `tie_break`. A priority sees the vertex and the loop's
+// list_state, and is recomputed whenever the bytes the vertex would free
+// change (a buffer it reads drops to one unscheduled reader).
+//
+// bytes_freed_priority is XLA's: bytes freed minus bytes defined, then the
+// number of users. Persistent buffers are ignored, as XLA ignores parameters
+// and constants; a graph output is never freed.
+//
+// O((V + E) log V). Throws cycle_error (with the cycle) on a cyclic graph,
+// bad_port_error on an edge reading a port its source lacks.
+
+#include <memopt/graph/compact.hpp>
+#include <memopt/schedule/result.hpp>
+
+#include <compare>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <queue>
+#include <vector>
+
+namespace memopt {
+
+/// gain - loss, exact for any two 64-bit byte counts.
+struct byte_balance {
+  std::uint64_t magnitude = 0;
+  bool negative = false;
+
+  static constexpr byte_balance of(std::uint64_t gain, std::uint64_t loss) noexcept {
+    return gain >= loss ? byte_balance{gain - loss, false} : byte_balance{loss - gain, true};
+  }
+  friend constexpr bool operator==(const byte_balance&, const byte_balance&) = default;
+  friend constexpr std::strong_ordering operator<=>(const byte_balance& a, const byte_balance& b) {
+    if (a.negative != b.negative) return a.negative ? std::strong_ordering::less : std::strong_ordering::greater;
+    return a.negative ? b.magnitude <=> a.magnitude : a.magnitude <=> b.magnitude;
+  }
+};
+
+/// What the list loop knows, for priorities to read. Vertices and buffers are
+/// dense indices of `graph`.
+class list_state {
+ public:
+  explicit list_state(const compact_graph& g) : graph(g), defined_(g.num_vertices(), 0),
+      freed_(g.num_vertices(), 0), users_(g.num_vertices(), 0), uses_(g.buffers.size(), 0) {
+    const auto& buffers = graph.buffers;
+    for (std::size_t v = 0; v < graph.num_vertices(); ++v) {
+      users_[v] = detail::count_users(graph, v);
+      for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1]; ++b) {
+        if (!buffers.persistent[b]) defined_[v] += buffers.bytes[b];
+      }
+    }
+    for (buffer_id b = 0; b < buffers.size(); ++b) {
+      uses_[b] = graph.readers.size(b) + (buffers.live_out[b] ? 1 : 0);
+      if (uses_[b] == 1) credit_last_reader(b);
+    }
+  }
+
+  const compact_graph& graph;
+
+  /// Transient bytes of v's outputs.
+  [[nodiscard]] std::uint64_t bytes_defined(std::size_t v) const { return defined_[v]; }
+  /// Transient bytes v frees if it runs now: buffers it is the last unscheduled reader of.
+  [[nodiscard]] std::uint64_t bytes_freed(std::size_t v) const { return freed_[v]; }
+  /// Readers of b not yet run (plus one for a graph output).
+  [[nodiscard]] std::size_t unscheduled_uses(buffer_id b) const { return uses_[b]; }
+  /// Distinct vertices reading any output of v.
+  [[nodiscard]] std::size_t users(std::size_t v) const { return users_[v]; }
+  [[nodiscard]] bool scheduled(std::size_t v) const { return scheduled_.size() > v && scheduled_[v]; }
+
+  /// Records that v ran; returns the buffers whose last reader is now known.
+  const std::vector<buffer_id>& run(std::size_t v) {
+    if (scheduled_.empty()) scheduled_.assign(graph.num_vertices(), 0);
+    scheduled_[v] = 1;
+    now_single_.clear();
+    for (const auto b : graph.reads[v]) {
+      if (--uses_[b] == 1) {
+        credit_last_reader(b);
+        now_single_.push_back(b);
+      }
+    }
+    return now_single_;
+  }
+
+ private:
+  void credit_last_reader(buffer_id b) {
+    if (graph.buffers.persistent[b] || graph.buffers.live_out[b]) return;
+    for (const auto r : graph.readers[b]) {
+      if (!scheduled(r)) {
+        freed_[r] += graph.buffers.bytes[b];
+        return;
+      }
+    }
+  }
+
+  std::vector<std::uint64_t> defined_;
+  std::vector<std::uint64_t> freed_;
+  std::vector<std::size_t> users_;
+  std::vector<std::size_t> uses_;
+  std::vector<char> scheduled_;
+  std::vector<buffer_id> now_single_;
+};
+
+/// A priority: higher runs first. It may read anything in list_state; the loop
+/// recomputes it when bytes_freed(v) changes.
+template <class P>
+concept schedule_priority = requires(const P& p, const list_state& s, std::size_t v) {
+  { p(s, v) } -> std::totally_ordered;
+};
+
+/// XLA's: bytes freed minus bytes defined, then the number of users.
+struct bytes_freed_priority {
+  auto operator()(const list_state& s, std::size_t v) const {
+    return std::pair{byte_balance::of(s.bytes_freed(v), s.bytes_defined(v)), s.users(v)};
+  }
+};
+
+/// Who wins among ready vertices of equal priority.
+enum class tie_break {
+  latest_ready,    ///< the one that became ready (or changed priority) last: XLA's multimap
+  earliest_ready,  ///< first come, first served
+  lowest_index     ///< the lowest vertex index (program order for files)
+};
+
+struct list_options {
+  tie_break ties = tie_break::latest_ready;
+};
+
+/// The list order of the snapshot, as dense vertex indices.
+template <schedule_priority Priority = bytes_freed_priority>
+[[nodiscard]] std::vector<std::size_t> list_order(const compact_graph& g, const Priority& priority = {},
+                                                  const list_options& options = {}) {
+  using key_type = std::invoke_result_t<const Priority&, const list_state&, std::size_t>;
+  const std::size_t n = g.num_vertices();
+  struct entry {
+    key_type key;
+    std::uint64_t tie;
+    std::size_t vertex;
+    std::uint64_t version;
+    bool operator<(const entry& other) const {
+      if (key < other.key) return true;
+      if (other.key < key) return false;
+      return tie < other.tie;
+    }
+  };
+  list_state state(g);
+  std::priority_queue<entry> ready;
+  std::vector<std::uint64_t> version(n, 0);
+  std::vector<std::optional<key_type>> key(n);  // set while v is ready
+  std::uint64_t sequence = 0;
+  // Queues v, or requeues it when its priority changed (an unchanged one keeps
+  // its place among equals, as in XLA).
+  const auto push = [&](std::size_t v) {
+    auto k = priority(state, v);
+    if (key[v] && *key[v] == k) return;
+    ++sequence;
+    const std::uint64_t tie = options.ties == tie_break::latest_ready     ? sequence
+                              : options.ties == tie_break::earliest_ready ? ~sequence
+                                                                          : ~static_cast<std::uint64_t>(v);
+    ready.push({k, tie, v, ++version[v]});
+    key[v] = std::move(k);
+  };
+
+  std::vector<std::size_t> waiting(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    waiting[v] = g.predecessors.size(v);
+    if (waiting[v] == 0) push(v);
+  }
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const entry top = ready.top();
+    ready.pop();
+    if (top.version != version[top.vertex]) continue;  // superseded by a newer priority
+    const std::size_t v = top.vertex;
+    key[v].reset();
+    order.push_back(v);
+    const auto& single = state.run(v);
+    for (const auto s : g.successors[v]) {
+      if (--waiting[s] == 0) push(s);
+    }
+    for (const auto b : single) {
+      for (const auto r : g.readers[b]) {
+        if (key[r]) push(r);
+      }
+    }
+  }
+  detail::require_complete(g, order);
+  return order;
+}
+
+/// Runs the ready vertex `priority` ranks first. O((V + E) log V).
+template <tensor_graph G, schedule_priority Priority = bytes_freed_priority,
+          vertex_index_map<G> Index = identity_index>
+[[nodiscard]] schedule_result<G> list_schedule(const G& g, const Priority& priority = {},
+                                               const list_options& options = {}, Index index = {}) {
+  const auto order = list_order(make_compact_graph(g, index), priority, options);
+  return evaluate_order(g, vertices_by_index(g, index), order, index);
+}
+
+}  // namespace memopt

@@ -1,0 +1,109 @@
+#pragma once
+// schedule_result: an order of the vertices with the peak the memory model
+// gives it; and the glue every scheduler shares: schedulers compute an order
+// of dense vertex indices on a compact_graph, and evaluate_order maps it back
+// to the caller's vertices and takes its peak from liveness().
+
+#include <memopt/graph/compact.hpp>
+#include <memopt/graph/concepts.hpp>
+#include <memopt/graph/topology.hpp>
+#include <memopt/liveness/liveness.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace memopt {
+
+template <class G>
+struct schedule_result {
+  std::vector<vertex_t<G>> order;      ///< every vertex once, topological
+  std::uint64_t peak_bytes = 0;        ///< transient peak, no fragmentation
+  std::uint64_t persistent_bytes = 0;  ///< reported apart
+  std::uint64_t lower_bound_bytes = 0; ///< no order peaks lower (0: not computed)
+  bool proved_optimal = false;         ///< peak_bytes == lower_bound_bytes
+};
+
+/// The vertices of g by dense index: vertices_by_index(g, index)[index(v)] == v.
+template <dag G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] std::vector<vertex_t<G>> vertices_by_index(const G& g, Index index = {}) {
+  std::vector<vertex_t<G>> by_index(num_vertices(g));
+  for (const auto v : boost::make_iterator_range(vertices(g))) by_index[index(v)] = v;
+  return by_index;
+}
+
+/// The result of running `order` (dense indices) on g: its vertices and peak.
+template <tensor_graph G, vertex_index_map<G> Index>
+[[nodiscard]] schedule_result<G> evaluate_order(const G& g, const std::vector<vertex_t<G>>& by_index,
+                                                const std::vector<std::size_t>& order, Index index) {
+  schedule_result<G> r;
+  r.order.reserve(order.size());
+  for (const auto i : order) r.order.push_back(by_index[i]);
+  const auto live = liveness(g, r.order, index);
+  r.peak_bytes = live.peak_bytes;
+  r.persistent_bytes = live.persistent_bytes;
+  return r;
+}
+
+namespace detail {
+
+/// Throws cycle_error with a cycle of g, which the caller found to be cyclic.
+[[noreturn]] inline void throw_cycle(const compact_graph& g) {
+  // Kahn's algorithm leaves every vertex on or behind a cycle unplaced; each
+  // of them has an unplaced predecessor, so walking those must repeat.
+  const std::size_t n = g.num_vertices();
+  std::vector<std::size_t> waiting(n), ready;
+  for (std::size_t v = 0; v < n; ++v) {
+    waiting[v] = g.predecessors.size(v);
+    if (waiting[v] == 0) ready.push_back(v);
+  }
+  while (!ready.empty()) {
+    const std::size_t v = ready.back();
+    ready.pop_back();
+    for (const auto s : g.successors[v]) {
+      if (--waiting[s] == 0) ready.push_back(s);
+    }
+  }
+  constexpr std::size_t unseen = static_cast<std::size_t>(-1);
+  std::size_t v = 0;
+  while (v < n && waiting[v] == 0) ++v;
+  std::vector<std::size_t> seen_at(n, unseen), walk;
+  while (v < n && seen_at[v] == unseen) {
+    seen_at[v] = walk.size();
+    walk.push_back(v);
+    for (const auto p : g.predecessors[v]) {
+      if (waiting[p] != 0) {
+        v = p;
+        break;
+      }
+    }
+  }
+  // The walk went against the edges: reverse its loop into edge order.
+  std::vector<std::size_t> cycle(walk.begin() + static_cast<std::ptrdiff_t>(v < n ? seen_at[v] : 0), walk.end());
+  std::reverse(cycle.begin(), cycle.end());
+  throw cycle_error(std::move(cycle));
+}
+
+/// Distinct vertices reading any output of v.
+inline std::size_t count_users(const compact_graph& g, std::size_t v) {
+  std::size_t users = 0;
+  for (const auto s : g.successors[v]) {
+    for (const auto b : g.reads[s]) {
+      if (g.buffers.owner[b] == v) {
+        ++users;
+        break;
+      }
+    }
+  }
+  return users;
+}
+
+/// Throws cycle_error when a scheduler could not place every vertex.
+inline void require_complete(const compact_graph& g, const std::vector<std::size_t>& order) {
+  if (order.size() != g.num_vertices()) throw_cycle(g);
+}
+
+}  // namespace detail
+
+}  // namespace memopt

@@ -1,0 +1,202 @@
+#pragma once
+// Splitting a scheduling problem where every order agrees (internal to the
+// exact scheduler and the lower bound).
+//
+// Inert vertices (no transient outputs, no transient reads, only inert
+// predecessors: weights, constants, views of them) change no step's memory
+// wherever they run, so they run first. Among the other vertices, a cut vertex
+// is comparable with every one of them (each is its ancestor or descendant):
+// every order puts it at the same position. Cut vertices split the order into
+// segments that can be ordered independently; memory within a segment is a
+// constant base (buffers crossing the whole segment) plus what the segment's
+// own order decides.
+
+#include <memopt/graph/compact.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace memopt::detail {
+
+/// Which vertices are inert (see above).
+inline std::vector<char> inert_vertices(const compact_graph& g, const std::vector<std::size_t>& order) {
+  std::vector<char> inert(g.num_vertices(), 0);
+  const auto& buffers = g.buffers;
+  for (const auto v : order) {  // topological: predecessors are decided first
+    bool is_inert = true;
+    for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1] && is_inert; ++b) {
+      is_inert = buffers.persistent[b] || buffers.bytes[b] == 0;
+    }
+    for (const auto b : g.reads[v]) is_inert = is_inert && (buffers.persistent[b] || buffers.bytes[b] == 0);
+    for (const auto p : g.predecessors[v]) is_inert = is_inert && inert[p];
+    inert[v] = is_inert ? 1 : 0;
+  }
+  return inert;
+}
+
+/// A segment: the vertices at positions [first, last) of the reference order
+/// of non-inert vertices, with its memory accounting in local terms.
+struct segment {
+  std::vector<std::size_t> vertices;                ///< global ids, reference order
+  std::vector<std::vector<std::size_t>> preds;      ///< local predecessors within the segment
+  std::uint64_t base = 0;                           ///< bytes live throughout the segment
+  std::vector<std::uint64_t> bytes;                 ///< tracked buffers' sizes
+  std::vector<std::vector<std::size_t>> readers;    ///< tracked buffer -> local readers
+  std::vector<char> keep;                           ///< tracked buffer outlives its readers (escapes)
+  std::vector<std::vector<std::size_t>> reads;      ///< local vertex -> tracked buffers it reads
+  std::vector<std::vector<std::size_t>> produces;   ///< local vertex -> tracked buffers it makes
+  std::vector<std::uint64_t> step_bytes;            ///< local vertex -> transient bytes of its outputs
+  std::uint64_t start_bytes = 0;                    ///< base + tracked inputs, before the first step
+
+  [[nodiscard]] std::size_t size() const { return vertices.size(); }
+
+  /// Peak of a local order, by the memory model restricted to the segment.
+  [[nodiscard]] std::uint64_t peak_of(const std::vector<std::size_t>& local_order) const {
+    std::vector<std::size_t> pending(bytes.size());
+    for (std::size_t x = 0; x < bytes.size(); ++x) pending[x] = readers[x].size();
+    std::uint64_t live = start_bytes, peak = start_bytes;
+    for (const auto v : local_order) {
+      peak = std::max(peak, live + step_bytes[v]);
+      for (const auto x : produces[v]) {
+        if (keep[x] || !readers[x].empty()) live += bytes[x];
+      }
+      for (const auto x : reads[v]) {
+        if (--pending[x] == 0 && !keep[x]) live -= bytes[x];
+      }
+    }
+    return peak;
+  }
+};
+
+/// The segments of `order` (a topological order), inert vertices left out.
+inline std::vector<segment> split_into_segments(const compact_graph& g, const std::vector<std::size_t>& order,
+                                                const std::vector<char>& inert) {
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  const std::size_t n = g.num_vertices();
+  std::vector<std::size_t> sigma;  // the non-inert vertices in order
+  for (const auto v : order) {
+    if (!inert[v]) sigma.push_back(v);
+  }
+  const std::size_t m = sigma.size();
+  std::vector<std::size_t> pos(n, none);
+  for (std::size_t p = 0; p < m; ++p) pos[sigma[p]] = p;
+
+  // Position p is a cut when sigma[p] is the only source of positions >= p and
+  // the only sink of positions <= p. A vertex u is a source of the suffix from
+  // p for p in (latest predecessor, pos(u)], a sink of the prefix to p for p in
+  // [pos(u), earliest successor): count both with difference arrays.
+  std::vector<long> sources(m + 1, 0), sinks(m + 1, 0);
+  for (std::size_t p = 0; p < m; ++p) {
+    const std::size_t u = sigma[p];
+    std::size_t latest_pred = 0;
+    bool has_pred = false;
+    for (const auto q : g.predecessors[u]) {
+      if (pos[q] == none) continue;
+      latest_pred = has_pred ? std::max(latest_pred, pos[q]) : pos[q];
+      has_pred = true;
+    }
+    ++sources[has_pred ? latest_pred + 1 : 0];
+    --sources[p + 1];
+    std::size_t earliest_succ = m;
+    for (const auto s : g.successors[u]) {
+      if (pos[s] != none) earliest_succ = std::min(earliest_succ, pos[s]);
+    }
+    ++sinks[p];
+    --sinks[earliest_succ];
+  }
+  std::vector<std::size_t> starts;  // first position of each segment
+  long open_sources = 0, open_sinks = 0;
+  for (std::size_t p = 0; p < m; ++p) {
+    open_sources += sources[p];
+    open_sinks += sinks[p];
+    if (p == 0 || (open_sources == 1 && open_sinks == 1)) starts.push_back(p);
+  }
+  starts.push_back(m);
+
+  std::vector<segment> segments(starts.size() - 1);
+  std::vector<std::size_t> segment_of(m);
+  for (std::size_t s = 0; s + 1 < starts.size(); ++s) {
+    for (std::size_t p = starts[s]; p < starts[s + 1]; ++p) {
+      segment_of[p] = s;
+      segments[s].vertices.push_back(sigma[p]);
+    }
+  }
+  std::vector<std::size_t> local(n, none);
+  for (const auto& seg : segments) {
+    for (std::size_t i = 0; i < seg.size(); ++i) local[seg.vertices[i]] = i;
+  }
+  for (auto& seg : segments) {
+    const std::size_t k = seg.size();
+    seg.preds.resize(k);
+    seg.reads.resize(k);
+    seg.produces.resize(k);
+    seg.step_bytes.assign(k, 0);
+    for (std::size_t i = 0; i < k; ++i) {
+      for (const auto q : g.predecessors[seg.vertices[i]]) {
+        if (pos[q] != none && segment_of[pos[q]] == segment_of[pos[seg.vertices[i]]]) seg.preds[i].push_back(local[q]);
+      }
+      const auto v = seg.vertices[i];
+      for (buffer_id b = g.buffers.first[v]; b < g.buffers.first[v + 1]; ++b) {
+        if (!g.buffers.persistent[b]) seg.step_bytes[i] += g.buffers.bytes[b];
+      }
+    }
+  }
+
+  // Each transient buffer: its producer's segment P, its last reader's segment
+  // L (beyond the last one for a graph output). Between them it is base.
+  std::vector<std::uint64_t> base_delta(segments.size() + 1, 0);
+  std::vector<std::uint64_t> base_undo(segments.size() + 1, 0);
+  for (buffer_id b = 0; b < g.buffers.size(); ++b) {
+    if (g.buffers.persistent[b] || g.buffers.bytes[b] == 0) continue;
+    const std::size_t producer = g.buffers.owner[b];
+    const std::size_t P = segment_of[pos[producer]];
+    std::size_t last = pos[producer];
+    for (const auto r : g.readers[b]) last = std::max(last, pos[r]);
+    const std::size_t L = g.buffers.live_out[b] ? segments.size() : segment_of[last];
+    const std::uint64_t bytes = g.buffers.bytes[b];
+    // Tracked in P as produced there; escaping when it outlives P.
+    auto& sp = segments[P];
+    const std::size_t xp = sp.bytes.size();
+    sp.bytes.push_back(bytes);
+    sp.keep.push_back(L != P ? 1 : 0);
+    sp.readers.emplace_back();
+    sp.produces[local[producer]].push_back(xp);
+    // Tracked in L as an input freed by its last reader there.
+    std::size_t xl = none;
+    if (L != P && L < segments.size()) {
+      auto& sl = segments[L];
+      xl = sl.bytes.size();
+      sl.bytes.push_back(bytes);
+      sl.keep.push_back(0);
+      sl.readers.emplace_back();
+      sl.start_bytes += bytes;
+    }
+    for (const auto r : g.readers[b]) {
+      const std::size_t s = segment_of[pos[r]];
+      if (s == P) {
+        sp.readers[xp].push_back(local[r]);
+        sp.reads[local[r]].push_back(xp);
+      } else if (s == L) {
+        segments[L].readers[xl].push_back(local[r]);
+        segments[L].reads[local[r]].push_back(xl);
+      }
+    }
+    // Live throughout the segments strictly between P and L.
+    if (P + 1 < L) {
+      base_delta[P + 1] += bytes;
+      base_undo[L] += bytes;
+    }
+  }
+  std::uint64_t base = 0;
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    base = base + base_delta[s] - base_undo[s];
+    segments[s].base = base;
+    segments[s].start_bytes += base;
+  }
+  return segments;
+}
+
+}  // namespace memopt::detail
