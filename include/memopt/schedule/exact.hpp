@@ -47,6 +47,78 @@ struct order_bounds {
 
 namespace detail {
 
+/// For each vertex of the segment, the bytes live during its step in every
+/// order: its outputs, and each buffer made by one of its ancestors (or before
+/// the segment) and still needed by it or one of its descendants. Ancestry by
+/// bitsets, O(k^2 / 64 + buffers * k / 64); past 8192 vertices, only the
+/// vertex's own reads and outputs.
+inline std::vector<std::uint64_t> memory_every_order_sees(const segment& seg) {
+  const std::size_t k = seg.size();
+  std::vector<std::uint64_t> sees(k, seg.base);
+  for (std::size_t u = 0; u < k; ++u) sees[u] += seg.step_bytes[u];
+  constexpr std::size_t max_vertices = 8192;
+  if (k > max_vertices) {
+    std::vector<std::size_t> counted(seg.bytes.size(), k);
+    for (std::size_t u = 0; u < k; ++u) {
+      for (const auto* buffers : {&seg.reads[u], &seg.materialises[u]}) {
+        for (const auto x : *buffers) {
+          if (counted[x] != u) sees[u] += seg.bytes[x];
+          counted[x] = u;
+        }
+      }
+    }
+    return sees;
+  }
+  const std::size_t words = (k + 63) / 64;
+  // up[u]: u and its ancestors; down[u]: u and its descendants (local indices
+  // follow a topological order).
+  std::vector<std::uint64_t> up(k * words, 0), down(k * words, 0);
+  const auto row = [&](std::vector<std::uint64_t>& bits, std::size_t u) { return bits.data() + u * words; };
+  for (std::size_t u = 0; u < k; ++u) {
+    row(up, u)[u / 64] |= std::uint64_t{1} << (u % 64);
+    for (const auto p : seg.preds[u]) {
+      for (std::size_t w = 0; w < words; ++w) row(up, u)[w] |= row(up, p)[w];
+    }
+  }
+  for (std::size_t u = k; u-- > 0;) {
+    row(down, u)[u / 64] |= std::uint64_t{1} << (u % 64);
+    for (const auto p : seg.preds[u]) {
+      for (std::size_t w = 0; w < words; ++w) row(down, p)[w] |= row(down, u)[w];
+    }
+  }
+  std::vector<std::size_t> maker(seg.bytes.size(), k);  // k: made before the segment
+  for (std::size_t u = 0; u < k; ++u) {
+    for (const auto x : seg.produces[u]) maker[x] = u;
+  }
+  std::vector<std::uint64_t> made(words), needed(words);
+  for (std::size_t x = 0; x < seg.bytes.size(); ++x) {
+    // Steps by which x exists in every order, and steps after which it is still needed.
+    if (!seg.triggers[x].empty()) {
+      std::fill(made.begin(), made.end(), 0);  // a trigger is u or an ancestor of u
+      for (const auto t : seg.triggers[x]) {
+        for (std::size_t w = 0; w < words; ++w) made[w] |= row(down, t)[w];
+      }
+    } else if (maker[x] < k) {
+      std::copy_n(row(down, maker[x]), words, made.begin());
+    } else {
+      std::fill(made.begin(), made.end(), ~std::uint64_t{0});
+    }
+    if (seg.keep[x]) {
+      std::fill(needed.begin(), needed.end(), ~std::uint64_t{0});
+    } else {
+      std::fill(needed.begin(), needed.end(), 0);
+      for (const auto r : seg.readers[x]) {
+        for (std::size_t w = 0; w < words; ++w) needed[w] |= row(up, r)[w];
+      }
+    }
+    for (std::size_t u = 0; u < k; ++u) {
+      if (u == maker[x]) continue;  // counted in its step bytes
+      if ((made[u / 64] >> (u % 64) & 1U) && (needed[u / 64] >> (u % 64) & 1U)) sees[u] += seg.bytes[x];
+    }
+  }
+  return sees;
+}
+
 /// The A* search of one segment.
 class segment_search {
  public:
@@ -54,11 +126,7 @@ class segment_search {
 
   segment_search(const segment& seg, clock::time_point deadline, std::size_t state_limit)
       : seg_(seg), k_(seg.size()), words_((k_ + 63) / 64), deadline_(deadline), state_limit_(state_limit) {
-    must_see_.resize(k_);
-    for (std::size_t u = 0; u < k_; ++u) {
-      must_see_[u] = seg.base + seg.step_bytes[u];
-      for (const auto x : seg.reads[u]) must_see_[u] += seg.bytes[x];
-    }
+    must_see_ = memory_every_order_sees(seg);
     by_must_see_.resize(k_);
     std::iota(by_must_see_.begin(), by_must_see_.end(), std::size_t{0});
     std::ranges::sort(by_must_see_, [&](auto a, auto b) { return must_see_[a] > must_see_[b]; });
@@ -106,10 +174,13 @@ class segment_search {
       const std::uint64_t* set = set_of(top.id);
       for (std::size_t v = 0; v < k_; ++v) {
         if (contains(set, v) || !ready(set, v)) continue;
-        const std::uint64_t step = s.live + seg_.step_bytes[v];
+        std::uint64_t live = s.live;
+        for (const auto x : seg_.materialises[v]) {
+          if (!any_of(set, seg_.triggers[x])) live += seg_.bytes[x];
+        }
+        const std::uint64_t step = live + seg_.step_bytes[v];
         const std::uint64_t cost = std::max(s.cost, step);
         if (cost >= best.peak) continue;  // cannot beat the incumbent
-        std::uint64_t live = s.live;
         for (const auto x : seg_.produces[v]) {
           if (seg_.keep[x] || !seg_.readers[x].empty()) live += seg_.bytes[x];
         }
@@ -161,6 +232,12 @@ class segment_search {
       if (!contains(set, p)) return false;
     }
     return true;
+  }
+  static bool any_of(const std::uint64_t* set, const std::vector<std::size_t>& vertices) {
+    for (const auto u : vertices) {
+      if (contains(set, u)) return true;
+    }
+    return false;
   }
   bool last_reader(const std::uint64_t* set, std::size_t x, std::size_t v) const {
     for (const auto r : seg_.readers[x]) {
@@ -267,8 +344,8 @@ class segment_search {
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
                                            std::chrono::duration<double>(options.time_limit_seconds));
-  const auto inert = detail::inert_vertices(g, start);
-  auto segments = detail::split_into_segments(g, start, inert);
+  const auto role = detail::vertex_roles(g, start);
+  auto segments = detail::split_into_segments(g, start, role);
   std::vector<detail::segment_search> searches;
   searches.reserve(segments.size());
   std::vector<std::vector<std::size_t>> local_orders(segments.size());
@@ -293,12 +370,24 @@ class segment_search {
     peaks[s] = found.peak;
     lower_bound = std::max(lower_bound, found.lower_bound);
   }
+  // Inert vertices first; each floating one right before its first successor.
   order_bounds r;
+  std::vector<char> placed(g.num_vertices(), 0);
   for (const auto v : start) {
-    if (inert[v]) r.order.push_back(v);
+    if (role[v] == detail::vertex_role::inert) r.order.push_back(v);
   }
   for (std::size_t s = 0; s < segments.size(); ++s) {
-    for (const auto i : local_orders[s]) r.order.push_back(segments[s].vertices[i]);
+    for (const auto i : local_orders[s]) {
+      const std::size_t v = segments[s].vertices[i];
+      placed[v] = 1;
+      for (const auto p : g.predecessors[v]) {
+        if (role[p] == detail::vertex_role::floating && !placed[p]) {
+          r.order.push_back(p);
+          placed[p] = 1;
+        }
+      }
+      r.order.push_back(v);
+    }
     r.peak_bytes = std::max(r.peak_bytes, peaks[s]);
   }
   r.lower_bound_bytes = std::min(lower_bound, r.peak_bytes);
@@ -308,9 +397,8 @@ class segment_search {
 /// A lower bound on the peak of every order of g (no search).
 [[nodiscard]] inline std::uint64_t lower_bound_of(const compact_graph& g) {
   const auto order = post_order_order(g);
-  const auto inert = detail::inert_vertices(g, order);
   std::uint64_t bound = 0;
-  for (const auto& seg : detail::split_into_segments(g, order, inert)) {
+  for (const auto& seg : detail::split_into_segments(g, order, detail::vertex_roles(g, order))) {
     bound = std::max(bound, detail::segment_search(seg, {}, 0).static_bound());
   }
   return bound;

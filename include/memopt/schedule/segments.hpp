@@ -4,7 +4,12 @@
 //
 // Inert vertices (no transient outputs, no transient reads, only inert
 // predecessors: weights, constants, views of them) change no step's memory
-// wherever they run, so they run first. Among the other vertices, a cut vertex
+// wherever they run, so they run first. Floating vertices (only inert
+// predecessors, every transient output read or a graph output, at least one
+// successor) are best run right before the first of their successors: later
+// only shortens their outputs' lives, and their own step never exceeds that
+// successor's. So their outputs are modelled as materialising when the first
+// successor runs, and they are placed there. Among the remaining vertices, a cut vertex
 // is comparable with every one of them (each is its ancestor or descendant):
 // every order puts it at the same position. Cut vertices split the order into
 // segments that can be ordered independently; memory within a segment is a
@@ -21,20 +26,31 @@
 
 namespace memopt::detail {
 
-/// Which vertices are inert (see above).
-inline std::vector<char> inert_vertices(const compact_graph& g, const std::vector<std::size_t>& order) {
-  std::vector<char> inert(g.num_vertices(), 0);
+enum class vertex_role : unsigned char { normal, inert, floating };
+
+/// The role of each vertex (see above); `order` is topological.
+inline std::vector<vertex_role> vertex_roles(const compact_graph& g, const std::vector<std::size_t>& order) {
+  std::vector<vertex_role> role(g.num_vertices(), vertex_role::normal);
   const auto& buffers = g.buffers;
-  for (const auto v : order) {  // topological: predecessors are decided first
-    bool is_inert = true;
-    for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1] && is_inert; ++b) {
-      is_inert = buffers.persistent[b] || buffers.bytes[b] == 0;
+  const auto transient = [&](buffer_id b) { return !buffers.persistent[b] && buffers.bytes[b] > 0; };
+  for (const auto v : order) {  // predecessors are decided first
+    bool after_inert_only = true;
+    for (const auto p : g.predecessors[v]) after_inert_only = after_inert_only && role[p] == vertex_role::inert;
+    if (!after_inert_only) continue;
+    bool makes = false, reads = false, all_used = true;
+    for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1]; ++b) {
+      if (!transient(b)) continue;
+      makes = true;
+      all_used = all_used && (g.readers.size(b) > 0 || buffers.live_out[b]);
     }
-    for (const auto b : g.reads[v]) is_inert = is_inert && (buffers.persistent[b] || buffers.bytes[b] == 0);
-    for (const auto p : g.predecessors[v]) is_inert = is_inert && inert[p];
-    inert[v] = is_inert ? 1 : 0;
+    for (const auto b : g.reads[v]) reads = reads || transient(b);
+    if (!makes && !reads) {
+      role[v] = vertex_role::inert;
+    } else if (!reads && all_used && g.successors.size(v) > 0) {
+      role[v] = vertex_role::floating;
+    }
   }
-  return inert;
+  return role;
 }
 
 /// A segment: the vertices at positions [first, last) of the reference order
@@ -48,6 +64,9 @@ struct segment {
   std::vector<char> keep;                           ///< tracked buffer outlives its readers (escapes)
   std::vector<std::vector<std::size_t>> reads;      ///< local vertex -> tracked buffers it reads
   std::vector<std::vector<std::size_t>> produces;   ///< local vertex -> tracked buffers it makes
+  std::vector<std::vector<std::size_t>> triggers;   ///< tracked floating buffer -> local vertices
+                                                    ///< the first of which to run materialises it
+  std::vector<std::vector<std::size_t>> materialises;  ///< local vertex -> floating buffers it may materialise
   std::vector<std::uint64_t> step_bytes;            ///< local vertex -> transient bytes of its outputs
   std::uint64_t start_bytes = 0;                    ///< base + tracked inputs, before the first step
 
@@ -57,8 +76,13 @@ struct segment {
   [[nodiscard]] std::uint64_t peak_of(const std::vector<std::size_t>& local_order) const {
     std::vector<std::size_t> pending(bytes.size());
     for (std::size_t x = 0; x < bytes.size(); ++x) pending[x] = readers[x].size();
+    std::vector<char> materialised(bytes.size(), 0);
     std::uint64_t live = start_bytes, peak = start_bytes;
     for (const auto v : local_order) {
+      for (const auto x : materialises[v]) {
+        if (!materialised[x]) live += bytes[x];
+        materialised[x] = 1;
+      }
       peak = std::max(peak, live + step_bytes[v]);
       for (const auto x : produces[v]) {
         if (keep[x] || !readers[x].empty()) live += bytes[x];
@@ -71,14 +95,15 @@ struct segment {
   }
 };
 
-/// The segments of `order` (a topological order), inert vertices left out.
+/// The segments of `order` (a topological order), inert and floating
+/// vertices left out (floating ones' outputs are tracked where they materialise).
 inline std::vector<segment> split_into_segments(const compact_graph& g, const std::vector<std::size_t>& order,
-                                                const std::vector<char>& inert) {
+                                                const std::vector<vertex_role>& role) {
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   const std::size_t n = g.num_vertices();
   std::vector<std::size_t> sigma;  // the non-inert vertices in order
   for (const auto v : order) {
-    if (!inert[v]) sigma.push_back(v);
+    if (role[v] == vertex_role::normal) sigma.push_back(v);
   }
   const std::size_t m = sigma.size();
   std::vector<std::size_t> pos(n, none);
@@ -133,6 +158,7 @@ inline std::vector<segment> split_into_segments(const compact_graph& g, const st
     seg.preds.resize(k);
     seg.reads.resize(k);
     seg.produces.resize(k);
+    seg.materialises.resize(k);
     seg.step_bytes.assign(k, 0);
     for (std::size_t i = 0; i < k; ++i) {
       for (const auto q : g.predecessors[seg.vertices[i]]) {
@@ -152,18 +178,36 @@ inline std::vector<segment> split_into_segments(const compact_graph& g, const st
   for (buffer_id b = 0; b < g.buffers.size(); ++b) {
     if (g.buffers.persistent[b] || g.buffers.bytes[b] == 0) continue;
     const std::size_t producer = g.buffers.owner[b];
-    const std::size_t P = segment_of[pos[producer]];
-    std::size_t last = pos[producer];
+    const bool floating = role[producer] == vertex_role::floating;
+    // A floating buffer starts where the first successor of its producer runs,
+    // which is in the earliest segment among theirs.
+    std::size_t first = none, last = 0;
+    if (floating) {
+      for (const auto s : g.successors[producer]) first = std::min(first, pos[s]);
+      last = first;
+    } else {
+      first = last = pos[producer];
+    }
     for (const auto r : g.readers[b]) last = std::max(last, pos[r]);
+    const std::size_t P = segment_of[first];
     const std::size_t L = g.buffers.live_out[b] ? segments.size() : segment_of[last];
     const std::uint64_t bytes = g.buffers.bytes[b];
-    // Tracked in P as produced there; escaping when it outlives P.
+    // Tracked in P as made there; escaping when it outlives P.
     auto& sp = segments[P];
     const std::size_t xp = sp.bytes.size();
     sp.bytes.push_back(bytes);
     sp.keep.push_back(L != P ? 1 : 0);
     sp.readers.emplace_back();
-    sp.produces[local[producer]].push_back(xp);
+    sp.triggers.emplace_back();
+    if (floating) {
+      for (const auto s : g.successors[producer]) {
+        if (segment_of[pos[s]] != P) continue;
+        sp.triggers[xp].push_back(local[s]);
+        sp.materialises[local[s]].push_back(xp);
+      }
+    } else {
+      sp.produces[local[producer]].push_back(xp);
+    }
     // Tracked in L as an input freed by its last reader there.
     std::size_t xl = none;
     if (L != P && L < segments.size()) {
@@ -172,6 +216,7 @@ inline std::vector<segment> split_into_segments(const compact_graph& g, const st
       sl.bytes.push_back(bytes);
       sl.keep.push_back(0);
       sl.readers.emplace_back();
+      sl.triggers.emplace_back();
       sl.start_bytes += bytes;
     }
     for (const auto r : g.readers[b]) {
