@@ -5,14 +5,28 @@
 
 #include <boost/property_map/property_map.hpp>
 
+#include <concepts>
 #include <utility>
 
 namespace memopt {
 
+/// A property map called as a function: f(key) is get(map, key). Callable
+/// only with the map's own key type, so concepts can tell it apart from other
+/// callables.
+template <class PropertyMap>
+struct property_map_function {
+  PropertyMap map;
+
+  template <std::convertible_to<typename boost::property_traits<PropertyMap>::key_type> Key>
+  decltype(auto) operator()(const Key& key) const {
+    return get(map, key);
+  }
+};
+
 /// Wraps `pm` so that `f(key)` is `get(pm, key)`.
 template <class PropertyMap>
-[[nodiscard]] auto from_property_map(PropertyMap pm) {
-  return [pm = std::move(pm)](const auto& key) { return get(pm, key); };
+[[nodiscard]] property_map_function<PropertyMap> from_property_map(PropertyMap pm) {
+  return {std::move(pm)};
 }
 
 }  // namespace memopt

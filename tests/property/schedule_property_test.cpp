@@ -1,0 +1,126 @@
+// Property tests over thousands of seeded random DAGs: every scheduler gives a
+// topological order whose claimed peak is the memory model's; exact is never
+// above a heuristic and equals the true optimum on small graphs, found by an
+// independent dynamic program over sets of vertices (and, on the smallest, by
+// trying every permutation).
+#include "../support/random_dag.hpp"
+
+#include <memopt/schedule.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace mt = memopt::testing;
+
+namespace {
+
+/// Minimum peak over all topological orders: DP over sets of run vertices. The
+/// live bytes after a set are those of outputs made in it that a vertex outside
+/// it reads, or that are graph outputs; a step adds the new vertex's outputs.
+std::uint64_t optimum_by_subsets(const mt::graph_spec& spec) {
+  const std::size_t n = spec.nodes.size();
+  const auto preds = mt::predecessors(spec);
+  const auto live_after = [&](std::uint32_t set) {
+    std::uint64_t live = 0;
+    for (std::size_t v = 0; v < n; ++v) {
+      if (!(set >> v & 1U) || spec.nodes[v].persistent) continue;
+      for (std::size_t port = 0; port < spec.nodes[v].outputs.size(); ++port) {
+        bool needed = std::ranges::count(spec.nodes[v].live_out, port) > 0;
+        for (std::size_t r = 0; r < n && !needed; ++r) {
+          if (set >> r & 1U) continue;
+          for (const auto& in : spec.nodes[r].inputs) needed = needed || in == std::pair{v, port};
+        }
+        if (needed) live += spec.nodes[v].outputs[port];
+      }
+    }
+    return live;
+  };
+  constexpr std::uint64_t unreachable = UINT64_MAX;
+  std::vector<std::uint64_t> best(std::size_t{1} << n, unreachable);
+  best[0] = 0;
+  for (std::uint32_t set = 0; set < (1U << n); ++set) {
+    if (best[set] == unreachable) continue;
+    const std::uint64_t live = live_after(set);
+    for (std::size_t v = 0; v < n; ++v) {
+      if (set >> v & 1U) continue;
+      if (!std::ranges::all_of(preds[v], [&](auto p) { return (set >> p & 1U) != 0; })) continue;
+      std::uint64_t step = live;
+      if (!spec.nodes[v].persistent) {
+        for (const auto bytes : spec.nodes[v].outputs) step += bytes;
+      }
+      const std::uint32_t next = set | (1U << v);
+      best[next] = std::min(best[next], std::max(best[set], step));
+    }
+  }
+  return best.back();
+}
+
+/// Minimum peak over every permutation that is a topological order.
+std::uint64_t optimum_by_permutations(const mt::graph_spec& spec) {
+  std::vector<std::size_t> order(spec.nodes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::uint64_t best = UINT64_MAX;
+  do {
+    if (mt::brute_force_is_topological(spec, order)) best = std::min(best, mt::brute_force_peak(spec, order));
+  } while (std::ranges::next_permutation(order).found);
+  return best;
+}
+
+template <class R>
+void check_order(const mt::vec_graph& g, const R& r) {
+  CHECK(memopt::is_topological_order(g, r.order));
+  CHECK(r.peak_bytes == memopt::liveness(g, r.order).peak_bytes);
+}
+
+}  // namespace
+
+TEST_CASE("property: every scheduler gives a topological order with the model's peak") {
+  std::mt19937_64 rng(404);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const auto spec = mt::random_dag(rng, {.max_nodes = 40});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    INFO("trial " << trial);
+    check_order(g, memopt::list_schedule(g));
+    check_order(g, memopt::list_schedule(g, {}, {.ties = memopt::tie_break::lowest_index}));
+    check_order(g, memopt::dfs_schedule(g));
+    check_order(g, memopt::post_order_schedule(g));
+    check_order(g, memopt::lpmf_schedule(g));
+    check_order(g, memopt::bfs_schedule(g));
+    check_order(g, memopt::dfs_size_schedule(g));
+    const auto exact = memopt::exact_schedule(g, {.time_limit_seconds = 0.01, .state_limit = 5000});
+    check_order(g, exact);
+    for (const auto& c : exact.candidates) CHECK(exact.peak_bytes <= c.peak_bytes);
+    CHECK(exact.lower_bound_bytes <= exact.peak_bytes);
+    CHECK(memopt::lower_bound(g) <= exact.lower_bound_bytes);
+  }
+}
+
+TEST_CASE("property: exact equals the optimum over all orders on graphs of up to 9 nodes") {
+  std::mt19937_64 rng(9);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const auto spec = mt::random_dag(rng, {.max_nodes = 9, .max_inputs = 3});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    INFO("trial " << trial);
+    const auto optimum = optimum_by_subsets(spec);
+    const auto exact = memopt::exact_schedule(g);
+    CHECK(exact.peak_bytes == optimum);
+    CHECK(exact.proved_optimal);
+    CHECK(memopt::lower_bound(g) <= optimum);
+    if (spec.nodes.size() <= 6) CHECK(optimum_by_permutations(spec) == optimum);
+  }
+}
+
+TEST_CASE("property: the lower bound holds on wide graphs the search cannot finish") {
+  std::mt19937_64 rng(77);
+  for (int trial = 0; trial < 40; ++trial) {
+    const auto spec = mt::random_dag(rng, {.min_nodes = 150, .max_nodes = 200, .max_inputs = 2});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    const auto r = memopt::exact_schedule(g, {.time_limit_seconds = 0.05, .state_limit = 20000});
+    check_order(g, r);
+    CHECK(r.lower_bound_bytes <= r.peak_bytes);
+    for (const auto& c : r.candidates) CHECK(r.peak_bytes <= c.peak_bytes);
+  }
+}

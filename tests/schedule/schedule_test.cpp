@@ -1,0 +1,178 @@
+// schedule/: every scheduler on the hand-checked graphs, exact to the byte.
+#include "../support/graph_spec.hpp"
+#include "../support/named_graphs.hpp"
+
+#include <memopt/schedule.hpp>
+
+#include <doctest/doctest.h>
+
+#include <boost/graph/adjacency_list.hpp>
+
+namespace mt = memopt::testing;
+
+namespace {
+
+template <class G>
+std::vector<std::size_t> indices(const G& g, const std::vector<memopt::vertex_t<G>>& order) {
+  const auto index = mt::index_map(g);
+  std::vector<std::size_t> out;
+  for (const auto v : order) out.push_back(index(v));
+  return out;
+}
+
+struct named_optimum {
+  const char* name;
+  mt::graph_spec (*graph)();
+  std::uint64_t optimum;
+};
+
+const named_optimum optima[] = {
+    {"chain", mt::chain, 35},           {"diamond", mt::diamond, 12},
+    {"fanout6", mt::fanout6, 10},       {"xla_counterexample", mt::xla_counterexample, 5},
+    {"persistent", mt::persistent, 40}, {"outputs_dead", mt::outputs_dead, 101},
+    {"control", mt::control, 21},       {"multiport", mt::multiport, 12},
+    {"greedy_trap", mt::greedy_trap, 14}};
+
+}  // namespace
+
+#define ALL_GRAPH_TYPES mt::vec_graph, mt::list_graph, mt::bidir_graph, mt::hand_graph
+
+TEST_CASE_TEMPLATE("exact_schedule: the optimum of every hand-checked graph, proved", G, ALL_GRAPH_TYPES) {
+  for (const auto& [name, graph, optimum] : optima) {
+    INFO(name);
+    const auto [g, vertex] = mt::build<G>(graph());
+    const auto index = mt::index_map(g);
+    const auto r = memopt::exact_schedule(g, {}, index);
+    CHECK(memopt::is_topological_order(g, r.order, index));
+    CHECK(r.peak_bytes == optimum);
+    CHECK(r.lower_bound_bytes == optimum);
+    CHECK(r.proved_optimal);
+    CHECK(memopt::lower_bound(g, index) <= optimum);
+    CHECK(memopt::best_schedule(g, index).peak_bytes == optimum);
+  }
+}
+
+TEST_CASE("list_schedule: XLA's priority defers B on XLA's counterexample") {
+  const auto [g, vertex] = mt::build<mt::vec_graph>(mt::xla_counterexample());
+  // D and E tie; XLA's multimap takes the one queued last (E), FIFO takes D.
+  const auto xla = memopt::list_schedule(g);
+  CHECK(xla.order == std::vector<std::size_t>{0, 4, 3, 5, 1, 2, 6});
+  CHECK(xla.peak_bytes == 5);
+  const auto fifo = memopt::list_schedule(g, {}, {.ties = memopt::tie_break::earliest_ready});
+  CHECK(fifo.order == std::vector<std::size_t>{0, 3, 4, 5, 1, 2, 6});
+  CHECK(fifo.peak_bytes == 5);
+}
+
+TEST_CASE("list_schedule: the greedy trap catches the list scheduler, not exact") {
+  const auto [g, vertex] = mt::build<mt::vec_graph>(mt::greedy_trap());
+  CHECK(memopt::list_schedule(g).peak_bytes == 15);
+  CHECK(memopt::lpmf_schedule(g).peak_bytes == 15);
+  CHECK(memopt::exact_schedule(g).peak_bytes == 14);
+}
+
+TEST_CASE("list_schedule: the diamond runs one branch to its end first") {
+  const auto [g, vertex] = mt::build<mt::vec_graph>(mt::diamond());
+  const auto r = memopt::list_schedule(g);
+  CHECK(r.peak_bytes == 12);
+  CHECK(memopt::dfs_schedule(g).peak_bytes == 12);
+  CHECK(memopt::post_order_schedule(g).peak_bytes == 12);
+  CHECK(memopt::lpmf_schedule(g).peak_bytes == 12);
+  CHECK(memopt::dfs_size_schedule(g).peak_bytes == 12);
+  // BFS runs both big branch ops before their readers, like the file does.
+  CHECK(memopt::bfs_schedule(g).peak_bytes == 21);
+}
+
+// A priority of the user's own, run through the same loop: the ready op with
+// the smallest outputs first (ties: the one that frees more).
+struct smallest_outputs_first {
+  auto operator()(const memopt::list_state& s, std::size_t v) const {
+    return std::pair{~s.bytes_defined(v), s.bytes_freed(v)};
+  }
+};
+static_assert(memopt::schedule_priority<smallest_outputs_first>);
+
+TEST_CASE("list_schedule: a user's own priority in a few lines") {
+  const auto [g, vertex] = mt::build<mt::vec_graph>(mt::fanout6());
+  const auto r = memopt::list_schedule(g, smallest_outputs_first{}, {.ties = memopt::tie_break::lowest_index});
+  CHECK(memopt::is_topological_order(g, r.order));
+  // x, then each small c_k as soon as its b_k ran: b1 c1 b2 c2 ...
+  CHECK(r.order == std::vector<std::size_t>{0, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11, 6, 12, 13});
+  CHECK(r.peak_bytes == 10);
+}
+
+TEST_CASE("list_schedule: tie-break options are deterministic and differ") {
+  mt::graph_spec spec{{{.outputs = {1}}, {.outputs = {1}}, {.outputs = {1}}}};
+  const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+  using memopt::tie_break;
+  CHECK(memopt::list_schedule(g, {}, {.ties = tie_break::latest_ready}).order == std::vector<std::size_t>{2, 1, 0});
+  CHECK(memopt::list_schedule(g, {}, {.ties = tie_break::earliest_ready}).order == std::vector<std::size_t>{0, 1, 2});
+  CHECK(memopt::list_schedule(g, {}, {.ties = tie_break::lowest_index}).order == std::vector<std::size_t>{0, 1, 2});
+}
+
+TEST_CASE_TEMPLATE("schedulers: the same order on every graph type", G, mt::list_graph, mt::bidir_graph, mt::hand_graph) {
+  for (const auto& [name, graph, optimum] : optima) {
+    INFO(name);
+    const auto [reference, rv] = mt::build<mt::vec_graph>(graph());
+    const auto [g, vertex] = mt::build<G>(graph());
+    const auto index = mt::index_map(g);
+    CHECK(indices(g, memopt::list_schedule(g, {}, {}, index).order) == memopt::list_schedule(reference).order);
+    CHECK(indices(g, memopt::dfs_schedule(g, index).order) == memopt::dfs_schedule(reference).order);
+    // Post-order follows operand order, which only bidirectional graphs keep.
+    if constexpr (!memopt::bidirectional_dag<G>) {
+      CHECK(indices(g, memopt::post_order_schedule(g, index).order) == memopt::post_order_schedule(reference).order);
+    }
+    CHECK(indices(g, memopt::lpmf_schedule(g, index).order) == memopt::lpmf_schedule(reference).order);
+    CHECK(indices(g, memopt::bfs_schedule(g, index).order) == memopt::bfs_schedule(reference).order);
+    CHECK(indices(g, memopt::dfs_size_schedule(g, index).order) == memopt::dfs_size_schedule(reference).order);
+  }
+}
+
+TEST_CASE("best_of: keeps the lowest peak and reports every candidate") {
+  const auto [g, vertex] = mt::build<mt::vec_graph>(mt::diamond());
+  const auto r = memopt::best_of(g, memopt::bfs_scheduler{}, memopt::list_scheduler<>{}, memopt::dfs_scheduler{});
+  REQUIRE(r.candidates.size() == 3);
+  CHECK(r.candidates[0].name == "bfs");
+  CHECK(r.candidates[0].peak_bytes == 21);
+  CHECK(r.candidates[1].name == "list");
+  CHECK(r.candidates[1].peak_bytes == 12);
+  CHECK(r.chosen == 1);  // the first of equal peaks
+  CHECK(r.peak_bytes == 12);
+  const auto xla = memopt::xla_schedule(g);
+  CHECK(xla.candidates.size() == 3);
+  CHECK(xla.peak_bytes == 12);
+  const auto heuristics = memopt::best_heuristic(g);
+  CHECK(heuristics.candidates.front().name == "program");
+  CHECK(heuristics.candidates.front().peak_bytes == 21);
+  CHECK(heuristics.candidates.size() == 7);
+}
+
+TEST_CASE("schedulers: a cyclic graph is refused with its cycle") {
+  auto [g, vertex] = mt::build<mt::vec_graph>(mt::diamond());
+  add_edge(5, 1, memopt::tensor_edge{.control = true}, g);  // j -> l1 closes l1 -> l2 -> j
+  const auto check_cycle = [](auto&& schedule) {
+    try {
+      schedule();
+      FAIL("no cycle_error");
+    } catch (const memopt::cycle_error& e) {
+      std::vector<std::size_t> cycle = e.cycle;
+      std::ranges::rotate(cycle, std::ranges::min_element(cycle));
+      CHECK(cycle == std::vector<std::size_t>{1, 3, 5});
+    }
+  };
+  check_cycle([&] { (void)memopt::list_schedule(g); });
+  check_cycle([&] { (void)memopt::dfs_schedule(g); });
+  check_cycle([&] { (void)memopt::post_order_schedule(g); });
+  check_cycle([&] { (void)memopt::lpmf_schedule(g); });
+  check_cycle([&] { (void)memopt::bfs_schedule(g); });
+  check_cycle([&] { (void)memopt::dfs_size_schedule(g); });
+  check_cycle([&] { (void)memopt::exact_schedule(g); });
+}
+
+TEST_CASE("exact_schedule: with no time left it keeps the best heuristic and a valid bound") {
+  const auto [g, vertex] = mt::build<mt::vec_graph>(mt::greedy_trap());
+  const auto r = memopt::exact_schedule(g, {.time_limit_seconds = 0, .state_limit = 0});
+  CHECK(memopt::is_topological_order(g, r.order));
+  CHECK(r.peak_bytes == memopt::best_heuristic(g).peak_bytes);
+  CHECK(r.lower_bound_bytes <= 14);
+  CHECK(r.proved_optimal == (r.lower_bound_bytes == r.peak_bytes));
+}
