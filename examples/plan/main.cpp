@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "peak.hpp"
 #include "report.hpp"
+#include "schedule.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::vector<memopt::plan::command> commands = {
       memopt::plan::add_peak_command(app),
+      memopt::plan::add_schedule_command(app),
       memopt::plan::add_report_command(app),
   };
   try {

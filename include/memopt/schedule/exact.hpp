@@ -172,24 +172,24 @@ class segment_search {
         return best;
       }
       const std::uint64_t* set = set_of(top.id);
+      moves_.clear();
       for (std::size_t v = 0; v < k_; ++v) {
         if (contains(set, v) || !ready(set, v)) continue;
-        std::uint64_t live = s.live;
-        for (const auto x : seg_.materialises[v]) {
-          if (!any_of(set, seg_.triggers[x])) live += seg_.bytes[x];
+        const move m = try_move(set, s, v);
+        // A move that costs no more than the path so far (or than is good
+        // enough) and leaves no more live is safe to take first: moving it to
+        // the front of any completion lowers or keeps every later step.
+        if (m.cost <= std::max(s.cost, good_enough) && m.live <= s.live) {
+          moves_.assign(1, m);
+          break;
         }
-        const std::uint64_t step = live + seg_.step_bytes[v];
-        const std::uint64_t cost = std::max(s.cost, step);
-        if (cost >= best.peak) continue;  // cannot beat the incumbent
-        for (const auto x : seg_.produces[v]) {
-          if (seg_.keep[x] || !seg_.readers[x].empty()) live += seg_.bytes[x];
-        }
-        for (const auto x : seg_.reads[v]) {
-          if (!seg_.keep[x] && last_reader(set, x, v)) live -= seg_.bytes[x];
-        }
+        moves_.push_back(m);
+      }
+      for (const move& m : moves_) {
+        if (m.cost >= best.peak) continue;  // cannot beat the incumbent
         std::copy(set, set + words_, next_set.begin());
-        next_set[v / 64] |= std::uint64_t{1} << (v % 64);
-        const std::size_t id = find_or_add(next_set, cost, live, top.id, v, s.depth + 1);
+        next_set[m.vertex / 64] |= std::uint64_t{1} << (m.vertex % 64);
+        const std::size_t id = find_or_add(next_set, m.cost, m.live, top.id, m.vertex, s.depth + 1);
         if (id != none) open.push(make_entry(id, good_enough));
         set = set_of(top.id);  // the arena may have moved
       }
@@ -224,6 +224,28 @@ class segment_search {
       return cost > o.cost;
     }
   };
+
+  struct move {
+    std::size_t vertex;
+    std::uint64_t cost;  ///< the path's cost after it
+    std::uint64_t live;  ///< live bytes after it
+  };
+
+  /// Running v after the vertices of `set`, reached as `s`.
+  move try_move(const std::uint64_t* set, const state& s, std::size_t v) const {
+    std::uint64_t live = s.live;
+    for (const auto x : seg_.materialises[v]) {
+      if (!any_of(set, seg_.triggers[x])) live += seg_.bytes[x];
+    }
+    const std::uint64_t cost = std::max(s.cost, live + seg_.step_bytes[v]);
+    for (const auto x : seg_.produces[v]) {
+      if (seg_.keep[x] || !seg_.readers[x].empty()) live += seg_.bytes[x];
+    }
+    for (const auto x : seg_.reads[v]) {
+      if (!seg_.keep[x] && last_reader(set, x, v)) live -= seg_.bytes[x];
+    }
+    return {v, cost, live};
+  }
 
   const std::uint64_t* set_of(std::size_t id) const { return sets_.data() + id * words_; }
   static bool contains(const std::uint64_t* set, std::size_t v) { return (set[v / 64] >> (v % 64)) & 1U; }
@@ -267,9 +289,14 @@ class segment_search {
   }
 
   std::size_t hash(const std::uint64_t* set) const {
-    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
-    for (std::size_t w = 0; w < words_; ++w) h = (h ^ set[w]) * 0xff51afd7ed558ccdULL + (h >> 29);
-    return static_cast<std::size_t>(h ^ (h >> 32));
+    std::uint64_t h = 0;
+    for (std::size_t w = 0; w < words_; ++w) {
+      std::uint64_t z = h + set[w] + 0x9e3779b97f4a7c15ULL;  // splitmix64 step
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      h = z ^ (z >> 31);
+    }
+    return static_cast<std::size_t>(h);
   }
 
   std::size_t add_state(const std::vector<std::uint64_t>& set, std::uint64_t cost, std::uint64_t live,
@@ -333,6 +360,7 @@ class segment_search {
   std::vector<state> states_;
   std::vector<std::uint64_t> sets_;       ///< states' sets, words_ words each
   std::vector<std::size_t> table_;        ///< open addressing: state ids by set
+  std::vector<move> moves_;
 };
 
 }  // namespace detail

@@ -1,0 +1,48 @@
+#pragma once
+// memopt-plan schedule GRAPH --algo NAME [--time-limit SECONDS]
+// One JSON object: graph, algo, peak_bytes, lower_bound_bytes, proved_optimal
+// (peak_bytes == lower_bound_bytes), seconds, order (node names, in order).
+
+#include "command.hpp"
+#include "schedulers.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace memopt::plan {
+
+inline command add_schedule_command(CLI::App& app) {
+  struct options {
+    std::string graph;
+    std::string algo;
+    std::optional<double> time_limit;
+  };
+  auto opts = std::make_shared<options>();
+  auto* cmd = app.add_subcommand("schedule", "an order of the ops with a low peak, as JSON");
+  cmd->add_option("GRAPH", opts->graph, "memopt-graph/1 file (.json or .json.gz)")->required();
+  cmd->add_option("--algo", opts->algo, "scheduler")
+      ->required()
+      ->check(CLI::IsMember(std::vector<std::string>(scheduler_names.begin(), scheduler_names.end())));
+  cmd->add_option("--time-limit", opts->time_limit, "seconds for exact (default 60) and best (default 3)")
+      ->check(CLI::NonNegativeNumber);
+  return {cmd, [opts] {
+            const auto g = load_graph(opts->graph);
+            naming_nodes(g, opts->graph, [&] {
+              const auto r = run_scheduler(g, opts->algo, opts->time_limit);
+              nlohmann::ordered_json out;
+              out["graph"] = g[boost::graph_bundle].name;
+              out["algo"] = opts->algo;
+              out["peak_bytes"] = r.peak_bytes;
+              out["lower_bound_bytes"] = r.lower_bound_bytes;
+              out["proved_optimal"] = r.peak_bytes == r.lower_bound_bytes;
+              out["seconds"] = r.seconds;
+              auto& order = out["order"] = nlohmann::ordered_json::array();
+              for (const auto v : r.order) order.push_back(g[v].name);
+              std::cout << out.dump() << '\n';
+            });
+          }};
+}
+
+}  // namespace memopt::plan

@@ -1,0 +1,68 @@
+#pragma once
+// The schedulers memopt-plan knows, by the names its --algo and --schedule
+// flags take, run on a file graph.
+
+#include "command.hpp"
+
+#include <memopt/schedule.hpp>
+
+#include <array>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace memopt::plan {
+
+inline constexpr std::array<std::string_view, 10> scheduler_names = {
+    "program", "list", "dfs", "post-order", "xla", "lpmf", "bfs", "dfs-size", "exact", "best"};
+
+/// Default time budgets of the searching schedulers, in seconds.
+inline constexpr double exact_default_seconds = 60.0;
+inline constexpr double best_default_seconds = 3.0;
+
+struct scheduled {
+  std::vector<std::size_t> order;
+  std::uint64_t peak_bytes = 0;
+  std::uint64_t lower_bound_bytes = 0;  ///< the search's bound, or the static one
+  double seconds = 0;
+};
+
+/// Runs the scheduler called `name` (one of scheduler_names); `time_limit`
+/// overrides the budget of exact and best.
+inline scheduled run_scheduler(const io::file_graph& g, std::string_view name,
+                               std::optional<double> time_limit = std::nullopt) {
+  const auto started = std::chrono::steady_clock::now();
+  schedule_result<io::file_graph> r;
+  if (name == "program") {
+    r.order = program_order(g);
+    r.peak_bytes = liveness(g, r.order).peak_bytes;
+  } else if (name == "list") {
+    r = list_schedule(g);
+  } else if (name == "dfs") {
+    r = dfs_schedule(g);
+  } else if (name == "post-order") {
+    r = post_order_schedule(g);
+  } else if (name == "xla") {
+    r = xla_schedule(g);
+  } else if (name == "lpmf") {
+    r = lpmf_schedule(g);
+  } else if (name == "bfs") {
+    r = bfs_schedule(g);
+  } else if (name == "dfs-size") {
+    r = dfs_size_schedule(g);
+  } else if (name == "exact" || name == "best") {
+    const double budget = time_limit.value_or(name == "exact" ? exact_default_seconds : best_default_seconds);
+    r = exact_schedule(g, exact_options{.time_limit_seconds = budget});
+  } else {
+    throw cli_error("unknown scheduler '" + std::string(name) + "'");
+  }
+  scheduled out;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  out.order.assign(r.order.begin(), r.order.end());
+  out.peak_bytes = r.peak_bytes;
+  out.lower_bound_bytes = r.lower_bound_bytes > 0 ? r.lower_bound_bytes : lower_bound(g);
+  return out;
+}
+
+}  // namespace memopt::plan
