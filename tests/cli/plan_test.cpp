@@ -119,9 +119,11 @@ TEST_CASE("peak --order: evaluates another order and refuses a bad one naming th
 TEST_CASE("report: a readable table for a person") {
   const auto r = plan("report " + data_dir + "/resnet18_train_b32.json");
   REQUIRE(r.status == 0);
-  CHECK(r.out.find("program order") != std::string::npos);
-  CHECK(r.out.find("1016784292") != std::string::npos);
   CHECK(r.out.find("332 nodes") != std::string::npos);
+  for (const char* row : {"program", "list", "dfs", "post-order", "xla", "lpmf", "bfs", "dfs-size", "best", "lower bound"}) {
+    CHECK(r.out.find(std::string("\n  ") + row + " ") != std::string::npos);
+  }
+  CHECK(r.out.find("1016784292") != std::string::npos);  // the program order's peak
 }
 
 TEST_CASE("bad input: exit 1 and one line naming the fault, for every class") {
@@ -154,6 +156,40 @@ TEST_CASE("bad input: exit 1 and one line naming the fault, for every class") {
   check_refused(plan("peak " + write_temp("overflow.json", graph_with(R"({"name": "a", "outputs": [9223372036854775808]}, {"name": "b", "outputs": [9223372036854775808], "inputs": ["a:0"]})")).string()),
                 "live bytes overflow 64 bits at 'b'");
   check_refused(plan("peak /nonexistent/graph.json"), "cannot open /nonexistent/graph.json");
+}
+
+TEST_CASE("schedule: the JSON contract, and the optimum of the greedy trap") {
+  const auto r = plan("schedule " + data_dir + "/small/greedy_trap.json --algo exact --time-limit 5");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["graph"] == "greedy_trap");
+  CHECK(j["algo"] == "exact");
+  CHECK(j["peak_bytes"] == 14);
+  CHECK(j["lower_bound_bytes"] == 14);
+  CHECK(j["proved_optimal"] == true);
+  CHECK(j["seconds"].is_number());
+  CHECK(j["order"] == nlohmann::json::array({"r", "u", "u2", "u3", "v", "j"}));
+  for (const char* algo : {"program", "list", "dfs", "post-order", "xla", "lpmf", "bfs", "dfs-size", "best"}) {
+    INFO(algo);
+    const auto other = plan("schedule " + data_dir + "/small/greedy_trap.json --algo " + algo);
+    REQUIRE(other.status == 0);
+    const auto k = nlohmann::json::parse(other.out);
+    CHECK(k["order"].size() == 6);
+    CHECK(k["peak_bytes"] >= 14);
+    CHECK(k["lower_bound_bytes"] <= 14);
+    CHECK(k["proved_optimal"] == (k["peak_bytes"] == k["lower_bound_bytes"]));
+  }
+  check_refused(plan("schedule " + data_dir + "/small/greedy_trap.json --algo magic"), "--algo");
+  check_refused(plan("schedule " + data_dir + "/small/greedy_trap.json --algo exact --time-limit -1"), "--time-limit");
+}
+
+TEST_CASE("schedule: a file whose own order is not topological") {
+  const auto path = write_temp("late.json", graph_with(R"({"name": "b", "outputs": [1], "inputs": ["a:0"]},
+                                                          {"name": "a", "outputs": [1]})"));
+  check_refused(plan("schedule " + path.string() + " --algo program"), "the order runs 'b' before its predecessor 'a'");
+  const auto r = plan("schedule " + path.string() + " --algo list");
+  REQUIRE(r.status == 0);
+  CHECK(nlohmann::json::parse(r.out)["order"] == nlohmann::json::array({"a", "b"}));
 }
 
 TEST_CASE("usage: exit 1 with one line, and --help exits 0") {

@@ -15,7 +15,11 @@
 #include <memopt/graph/concepts.hpp>
 #include <memopt/graph/tensor_traits.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
 #include <span>
 #include <vector>
 
@@ -24,7 +28,7 @@ namespace memopt {
 /// Rows of a sparse matrix: row r is items[first[r] .. first[r + 1]).
 template <class T>
 struct csr_rows {
-  std::vector<std::size_t> first{0};
+  std::vector<std::size_t> first{0};  ///< rows + 1 offsets
   std::vector<T> items;
   [[nodiscard]] std::span<const T> operator[](std::size_t r) const {
     return {items.data() + first[r], first[r + 1] - first[r]};
@@ -32,52 +36,53 @@ struct csr_rows {
   [[nodiscard]] std::size_t size(std::size_t r) const { return first[r + 1] - first[r]; }
 };
 
+/// A vertex or buffer number in compact rows: 32 bits halve the snapshot of a
+/// large graph (make_compact_graph refuses graphs that do not fit).
+using compact_index = std::uint32_t;
+
 struct compact_graph {
   buffer_table buffers;
-  csr_rows<std::size_t> successors;    ///< by vertex: distinct successors
-  csr_rows<std::size_t> predecessors;  ///< by vertex: distinct predecessors
-  csr_rows<buffer_id> reads;           ///< by vertex: distinct buffers it reads
-  csr_rows<std::size_t> readers;       ///< by buffer: distinct vertices reading it
+  csr_rows<compact_index> successors;    ///< by vertex: distinct successors
+  csr_rows<compact_index> predecessors;  ///< by vertex: distinct predecessors
+  csr_rows<compact_index> reads;         ///< by vertex: distinct buffers it reads
+  csr_rows<compact_index> readers;       ///< by buffer: distinct vertices reading it
 
   [[nodiscard]] std::size_t num_vertices() const noexcept { return buffers.num_vertices(); }
 };
 
 namespace detail {
 
-/// Rows built from (row, item) pairs, each item kept once per row, in the
-/// order first met. for_each(emit) must emit the same pairs each call.
-template <class T, class ForEach>
-csr_rows<T> distinct_rows(std::size_t rows, std::size_t item_bound, const ForEach& for_each) {
-  csr_rows<T> r;
-  r.first.assign(rows + 1, 0);
-  for_each([&](std::size_t row, T) { ++r.first[row + 1]; });
-  for (std::size_t k = 0; k < rows; ++k) r.first[k + 1] += r.first[k];
-  std::vector<std::size_t> next(r.first.begin(), r.first.end() - 1);
-  r.items.resize(r.first.back());
-  for_each([&](std::size_t row, T item) { r.items[next[row]++] = item; });
-  // Rows are now contiguous, so one stamp per item tells a repeat within a row.
-  constexpr std::size_t never = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> seen(item_bound, never);
+/// Offsets from counts: counts[r + 1] holds row r's size; afterwards first[r]
+/// is where row r starts.
+inline void counts_to_offsets(std::vector<std::size_t>& first) {
+  for (std::size_t r = 1; r < first.size(); ++r) first[r] += first[r - 1];
+}
+
+/// Drops repeated items within each row, keeping first occurrences in order.
+/// `seen` holds one stamp per possible item, none equal to a row number yet.
+template <class T>
+void drop_repeats(csr_rows<T>& rows, std::vector<std::size_t>& seen) {
   std::size_t kept = 0;
-  for (std::size_t row = 0; row < rows; ++row) {
-    const std::size_t begin = r.first[row];
-    const std::size_t end = r.first[row + 1];
-    r.first[row] = kept;
+  const std::size_t count = rows.first.size() - 1;
+  for (std::size_t row = 0; row < count; ++row) {
+    const std::size_t begin = rows.first[row];
+    const std::size_t end = rows.first[row + 1];
+    rows.first[row] = kept;
     for (std::size_t k = begin; k < end; ++k) {
-      const T item = r.items[k];
+      const T item = rows.items[k];
       if (seen[item] == row) continue;
       seen[item] = row;
-      r.items[kept++] = item;
+      rows.items[kept++] = item;
     }
   }
-  r.first[rows] = kept;
-  r.items.resize(kept);
-  return r;
+  rows.first[count] = kept;
+  rows.items.resize(kept);
 }
 
 }  // namespace detail
 
-/// The snapshot of g, vertex v numbered index(v).
+/// The snapshot of g, vertex v numbered index(v). Two passes over the edges:
+/// one counts each row, one fills them; then repeats are dropped.
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] compact_graph make_compact_graph(const G& g, Index index = {}) {
   using traits = tensor_traits<G>;
@@ -85,49 +90,72 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   c.buffers = make_buffer_table(g, index);
   const std::size_t n = c.buffers.num_vertices();
   const std::size_t buffer_count = c.buffers.size();
+  if (std::max(n, buffer_count) >= std::numeric_limits<compact_index>::max()) {
+    throw std::length_error("memopt::make_compact_graph: more than 2^32 - 2 vertices or buffers");
+  }
+  c.successors.first.assign(n + 1, 0);
+  c.predecessors.first.assign(n + 1, 0);
+  c.reads.first.assign(n + 1, 0);
+  c.readers.first.assign(buffer_count + 1, 0);
 
-  // Every edge once, its port checked: (source, target, buffer read or none).
+  // Calls f(source, target, buffer or none) for every edge, its port checked.
+  // With in-edges at hand, predecessors and reads keep each vertex's operand
+  // order (the in-edge order), which order-sensitive schedulers follow.
   constexpr std::size_t none = static_cast<std::size_t>(-1);
-  struct arc {
-    std::size_t from, to, buffer;
-  };
-  std::vector<arc> arcs;
-  const auto add_arc = [&](const edge_t<G>& e) {
-    const std::size_t i = index(source(e, g));
-    const std::size_t j = index(target(e, g));
-    std::size_t b = none;
-    if (!traits::is_control(g, e)) {
+  const auto for_each_arc = [&](auto&& f) {
+    const auto visit = [&](const edge_t<G>& e) {
+      const std::size_t i = index(source(e, g));
+      const std::size_t j = index(target(e, g));
+      if (traits::is_control(g, e)) return f(i, j, none);
       const std::size_t port = traits::port(g, e);
       const std::size_t outputs = c.buffers.num_outputs(i);
       if (port >= outputs) throw bad_port_error(i, j, port, outputs);
-      b = c.buffers.id(i, port);
-    }
-    arcs.push_back({i, j, b});
-  };
-  // With in-edges at hand, predecessors and reads keep each vertex's operand
-  // order (the in-edge order), which order-sensitive schedulers follow.
-  for (const auto v : boost::make_iterator_range(vertices(g))) {
-    if constexpr (bidirectional_dag<G>) {
-      for (const auto e : boost::make_iterator_range(in_edges(v, g))) add_arc(e);
-    } else {
-      for (const auto e : boost::make_iterator_range(out_edges(v, g))) add_arc(e);
-    }
-  }
-  const auto each_arc = [&](auto&& f) {
-    return [&arcs, f](auto emit) {
-      for (const auto& a : arcs) f(a, emit);
+      f(i, j, c.buffers.id(i, port));
     };
+    for (const auto v : boost::make_iterator_range(vertices(g))) {
+      if constexpr (bidirectional_dag<G>) {
+        for (const auto e : boost::make_iterator_range(in_edges(v, g))) visit(e);
+      } else {
+        for (const auto e : boost::make_iterator_range(out_edges(v, g))) visit(e);
+      }
+    }
   };
-  c.successors = detail::distinct_rows<std::size_t>(
-      n, n, each_arc([](const arc& a, auto emit) { emit(a.from, a.to); }));
-  c.predecessors = detail::distinct_rows<std::size_t>(
-      n, n, each_arc([](const arc& a, auto emit) { emit(a.to, a.from); }));
-  c.reads = detail::distinct_rows<buffer_id>(n, buffer_count, each_arc([](const arc& a, auto emit) {
-    if (a.buffer != none) emit(a.to, a.buffer);
-  }));
-  c.readers = detail::distinct_rows<std::size_t>(buffer_count, n, each_arc([](const arc& a, auto emit) {
-    if (a.buffer != none) emit(a.buffer, a.to);
-  }));
+  for_each_arc([&](std::size_t i, std::size_t j, std::size_t b) {
+    ++c.successors.first[i + 1];
+    ++c.predecessors.first[j + 1];
+    if (b != none) {
+      ++c.reads.first[j + 1];
+      ++c.readers.first[b + 1];
+    }
+  });
+  for (auto* rows : {&c.successors.first, &c.predecessors.first, &c.reads.first, &c.readers.first}) {
+    detail::counts_to_offsets(*rows);
+  }
+  c.successors.items.resize(c.successors.first.back());
+  c.predecessors.items.resize(c.predecessors.first.back());
+  c.reads.items.resize(c.reads.first.back());
+  c.readers.items.resize(c.readers.first.back());
+  {
+    // Fill each row at its next free place, then restore the offsets.
+    std::vector<std::size_t> succ_next(c.successors.first), pred_next(c.predecessors.first),
+        reads_next(c.reads.first), readers_next(c.readers.first);
+    for_each_arc([&](std::size_t i, std::size_t j, std::size_t b) {
+      c.successors.items[succ_next[i]++] = static_cast<compact_index>(j);
+      c.predecessors.items[pred_next[j]++] = static_cast<compact_index>(i);
+      if (b != none) {
+        c.reads.items[reads_next[j]++] = static_cast<compact_index>(b);
+        c.readers.items[readers_next[b]++] = static_cast<compact_index>(j);
+      }
+    });
+  }
+  std::vector<std::size_t> seen(std::max(n, buffer_count), none);
+  detail::drop_repeats(c.successors, seen);
+  std::fill(seen.begin(), seen.end(), none);
+  detail::drop_repeats(c.predecessors, seen);
+  std::fill(seen.begin(), seen.end(), none);
+  detail::drop_repeats(c.reads, seen);
+  std::fill(seen.begin(), seen.end(), none);
+  detail::drop_repeats(c.readers, seen);
   return c;
 }
 

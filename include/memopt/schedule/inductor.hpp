@@ -88,7 +88,11 @@ class min_tree {
   std::iota(by_size.begin(), by_size.end(), std::size_t{0});
   std::ranges::sort(by_size, [&](auto a, auto b) { return std::pair{size[a], a} < std::pair{size[b], b}; });
   std::vector<std::size_t> rank(n);
-  for (std::size_t r = 0; r < n; ++r) rank[by_size[r]] = r;
+  std::vector<std::uint64_t> sorted_size(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    rank[by_size[r]] = r;
+    sorted_size[r] = size[by_size[r]];
+  }
   using key = std::pair<byte_balance, std::size_t>;
   const key none{byte_balance{UINT64_MAX, false}, SIZE_MAX};
   detail::min_tree<key> ready(n, none);            // by rank: (left after, index)
@@ -107,7 +111,7 @@ class min_tree {
   }
   // Rank range [lo, hi) of vertices whose size is <= limit / == the size of rank r.
   const auto ranks_up_to = [&](std::uint64_t limit) {
-    return static_cast<std::size_t>(std::ranges::upper_bound(by_size, limit, {}, [&](auto v) { return size[v]; }) - by_size.begin());
+    return static_cast<std::size_t>(std::ranges::upper_bound(sorted_size, limit) - sorted_size.begin());
   };
   std::uint64_t live = 0;
   std::vector<std::size_t> order;
