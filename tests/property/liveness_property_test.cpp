@@ -13,15 +13,6 @@
 
 namespace mt = memopt::testing;
 
-namespace {
-
-template <class G>
-memopt::liveness_result run(const mt::graph_spec& spec, const std::vector<std::size_t>& order) {
-  const auto [g, vertex] = mt::build<G>(spec);
-  return memopt::liveness(g, mt::to_vertices<G>(vertex, order), mt::index_map(g));
-}
-
-}  // namespace
 
 TEST_CASE("property: peak equals the brute-force peak and the timeline's maximum, on every graph type") {
   std::mt19937_64 rng(20261122);
@@ -29,16 +20,16 @@ TEST_CASE("property: peak equals the brute-force peak and the timeline's maximum
     const auto spec = mt::random_dag(rng);
     const auto order = mt::random_topological_order(spec, rng);
     REQUIRE(order.size() == spec.nodes.size());
-    const auto r = run<mt::vec_graph>(spec, order);
+    const auto r = mt::liveness_of<mt::vec_graph>(spec, order);
     INFO("trial " << trial);
     CHECK(r.peak_bytes == mt::brute_force_peak(spec, order));
     CHECK(r.peak_bytes == (r.timeline.empty() ? 0 : *std::ranges::max_element(r.timeline)));
     std::uint64_t at_peak = 0;
     for (const auto b : r.live_at_peak) at_peak += r.buffers.bytes[b];
     CHECK(at_peak == r.peak_bytes);
-    CHECK(run<mt::list_graph>(spec, order).peak_bytes == r.peak_bytes);
-    CHECK(run<mt::bidir_graph>(spec, order).peak_bytes == r.peak_bytes);
-    const auto hand = run<mt::hand_graph>(spec, order);
+    CHECK(mt::liveness_of<mt::list_graph>(spec, order).peak_bytes == r.peak_bytes);
+    CHECK(mt::liveness_of<mt::bidir_graph>(spec, order).peak_bytes == r.peak_bytes);
+    const auto hand = mt::liveness_of<mt::hand_graph>(spec, order);
     CHECK(hand.intervals == r.intervals);
     CHECK(hand.timeline == r.timeline);
   }
@@ -49,7 +40,7 @@ TEST_CASE("property: intervals follow the definition") {
   for (int trial = 0; trial < 1000; ++trial) {
     const auto spec = mt::random_dag(rng);
     const auto order = mt::random_topological_order(spec, rng);
-    const auto r = run<mt::vec_graph>(spec, order);
+    const auto r = mt::liveness_of<mt::vec_graph>(spec, order);
     const std::size_t n = order.size();
     std::vector<std::size_t> step(n);
     for (std::size_t t = 0; t < n; ++t) step[order[t]] = t;

@@ -6,6 +6,7 @@
 #include "hand_graph.hpp"
 
 #include <memopt/graph.hpp>
+#include <memopt/liveness.hpp>
 
 #include <boost/graph/adjacency_list.hpp>
 
@@ -106,6 +107,13 @@ std::vector<vertex_t<G>> to_vertices(const std::vector<vertex_t<G>>& vertex,
   std::vector<vertex_t<G>> result;
   for (const auto i : order) result.push_back(vertex.at(i));
   return result;
+}
+
+/// liveness() of `order` (spec indices) on spec built as a G.
+template <class G>
+liveness_result liveness_of(const graph_spec& spec, const std::vector<std::size_t>& order) {
+  const auto [g, vertex] = build<G>(spec);
+  return liveness(g, to_vertices<G>(vertex, order), index_map(g));
 }
 
 }  // namespace memopt::testing

@@ -99,16 +99,14 @@ class min_tree {
   detail::min_tree<std::size_t> ready_rank(n, SIZE_MAX);  // by rank: the rank itself
   list_state state(g);
   const auto after = [&](std::size_t v) { return key{byte_balance::of(size[v], state.bytes_freed(v) + unread[v]), v}; };
-  std::vector<std::size_t> waiting(n);
   std::vector<char> is_ready(n, 0);
-  for (std::size_t v = 0; v < n; ++v) {
-    waiting[v] = g.predecessors.size(v);
-    if (waiting[v] == 0) {
-      is_ready[v] = 1;
-      ready.set(rank[v], after(v));
-      ready_rank.set(rank[v], rank[v]);
-    }
-  }
+  const auto make_ready = [&](std::size_t v) {
+    is_ready[v] = 1;
+    ready.set(rank[v], after(v));
+    ready_rank.set(rank[v], rank[v]);
+  };
+  detail::ready_tracker tracker(g);
+  tracker.start(make_ready);
   // Rank range [lo, hi) of vertices whose size is <= limit / == the size of rank r.
   const auto ranks_up_to = [&](std::uint64_t limit) {
     return static_cast<std::size_t>(std::ranges::upper_bound(sorted_size, limit) - sorted_size.begin());
@@ -138,13 +136,7 @@ class min_tree {
         if (is_ready[r]) ready.set(rank[r], after(r));
       }
     }
-    for (const auto s : g.successors[v]) {
-      if (--waiting[s] == 0) {
-        is_ready[s] = 1;
-        ready.set(rank[s], after(s));
-        ready_rank.set(rank[s], rank[s]);
-      }
-    }
+    tracker.ran(v, make_ready);
   }
   detail::require_complete(g, order);
   return order;
@@ -161,17 +153,15 @@ class min_tree {
     }
   };
   std::priority_queue<entry, std::vector<entry>, std::greater<>> ready;
-  std::vector<std::size_t> position(n), waiting(n);
+  std::vector<std::size_t> position(n);
   const auto push = [&](std::size_t v) {
     entry e{{}, v};
     for (const auto p : g.predecessors[v]) e.positions.push_back(position[p]);
     std::ranges::sort(e.positions);
     ready.push(std::move(e));
   };
-  for (std::size_t v = 0; v < n; ++v) {
-    waiting[v] = g.predecessors.size(v);
-    if (waiting[v] == 0) push(v);
-  }
+  detail::ready_tracker tracker(g);
+  tracker.start(push);
   std::vector<std::size_t> order;
   order.reserve(n);
   while (!ready.empty()) {
@@ -179,9 +169,7 @@ class min_tree {
     ready.pop();
     position[v] = order.size();
     order.push_back(v);
-    for (const auto s : g.successors[v]) {
-      if (--waiting[s] == 0) push(s);
-    }
+    tracker.ran(v, push);
   }
   detail::require_complete(g, order);
   return order;
@@ -211,17 +199,17 @@ class min_tree {
 
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> lpmf_schedule(const G& g, Index index = {}) {
-  return evaluate_order(g, vertices_by_index(g, index), lpmf_order(make_compact_graph(g, index)), index);
+  return schedule_with(g, index, lpmf_order);
 }
 
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> bfs_schedule(const G& g, Index index = {}) {
-  return evaluate_order(g, vertices_by_index(g, index), bfs_order(make_compact_graph(g, index)), index);
+  return schedule_with(g, index, bfs_order);
 }
 
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> dfs_size_schedule(const G& g, Index index = {}) {
-  return evaluate_order(g, vertices_by_index(g, index), dfs_size_order(make_compact_graph(g, index)), index);
+  return schedule_with(g, index, dfs_size_order);
 }
 
 }  // namespace memopt

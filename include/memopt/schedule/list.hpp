@@ -164,11 +164,8 @@ template <schedule_priority Priority = bytes_freed_priority>
     key[v] = std::move(k);
   };
 
-  std::vector<std::size_t> waiting(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    waiting[v] = g.predecessors.size(v);
-    if (waiting[v] == 0) push(v);
-  }
+  detail::ready_tracker tracker(g);
+  tracker.start(push);
   std::vector<std::size_t> order;
   order.reserve(n);
   while (!ready.empty()) {
@@ -179,9 +176,7 @@ template <schedule_priority Priority = bytes_freed_priority>
     key[v].reset();
     order.push_back(v);
     const auto& single = state.run(v);
-    for (const auto s : g.successors[v]) {
-      if (--waiting[s] == 0) push(s);
-    }
+    tracker.ran(v, push);
     for (const auto b : single) {
       for (const auto r : g.readers[b]) {
         if (key[r]) push(r);
@@ -197,8 +192,7 @@ template <tensor_graph G, schedule_priority Priority = bytes_freed_priority,
           vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> list_schedule(const G& g, const Priority& priority = {},
                                                const list_options& options = {}, Index index = {}) {
-  const auto order = list_order(make_compact_graph(g, index), priority, options);
-  return evaluate_order(g, vertices_by_index(g, index), order, index);
+  return schedule_with(g, index, [&](const compact_graph& c) { return list_order(c, priority, options); });
 }
 
 }  // namespace memopt

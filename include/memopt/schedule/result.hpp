@@ -46,34 +46,65 @@ template <tensor_graph G, vertex_index_map<G> Index>
   return r;
 }
 
+/// Runs `order_of` (compact_graph -> dense order) on g: the common body of
+/// every scheduler's graph-level entry point.
+template <tensor_graph G, vertex_index_map<G> Index, class OrderOf>
+[[nodiscard]] schedule_result<G> schedule_with(const G& g, Index index, OrderOf&& order_of) {
+  return evaluate_order(g, vertices_by_index(g, index), order_of(make_compact_graph(g, index)), index);
+}
+
 namespace detail {
+
+/// Kahn's bookkeeping: the predecessors each vertex still waits for.
+class ready_tracker {
+ public:
+  explicit ready_tracker(const compact_graph& g) : g_(g), waiting_(g.num_vertices()) {}
+
+  /// Calls on_ready(v) for every vertex with no predecessor, in index order.
+  template <class OnReady>
+  void start(OnReady&& on_ready) {
+    for (std::size_t v = 0; v < waiting_.size(); ++v) {
+      waiting_[v] = g_.predecessors.size(v);
+      if (waiting_[v] == 0) on_ready(v);
+    }
+  }
+  /// Records that v ran; calls on_ready(s) for each successor s now ready.
+  template <class OnReady>
+  void ran(std::size_t v, OnReady&& on_ready) {
+    for (const std::size_t s : g_.successors[v]) {
+      if (--waiting_[s] == 0) on_ready(s);
+    }
+  }
+  [[nodiscard]] bool waits(std::size_t v) const { return waiting_[v] != 0; }
+
+ private:
+  const compact_graph& g_;
+  std::vector<std::size_t> waiting_;
+};
 
 /// Throws cycle_error with a cycle of g, which the caller found to be cyclic.
 [[noreturn]] inline void throw_cycle(const compact_graph& g) {
   // Kahn's algorithm leaves every vertex on or behind a cycle unplaced; each
   // of them has an unplaced predecessor, so walking those must repeat.
   const std::size_t n = g.num_vertices();
-  std::vector<std::size_t> waiting(n), ready;
-  for (std::size_t v = 0; v < n; ++v) {
-    waiting[v] = g.predecessors.size(v);
-    if (waiting[v] == 0) ready.push_back(v);
-  }
+  ready_tracker tracker(g);
+  std::vector<std::size_t> ready;
+  const auto push = [&](std::size_t v) { ready.push_back(v); };
+  tracker.start(push);
   while (!ready.empty()) {
     const std::size_t v = ready.back();
     ready.pop_back();
-    for (const auto s : g.successors[v]) {
-      if (--waiting[s] == 0) ready.push_back(s);
-    }
+    tracker.ran(v, push);
   }
   constexpr std::size_t unseen = static_cast<std::size_t>(-1);
   std::size_t v = 0;
-  while (v < n && waiting[v] == 0) ++v;
+  while (v < n && !tracker.waits(v)) ++v;
   std::vector<std::size_t> seen_at(n, unseen), walk;
   while (v < n && seen_at[v] == unseen) {
     seen_at[v] = walk.size();
     walk.push_back(v);
     for (const auto p : g.predecessors[v]) {
-      if (waiting[p] != 0) {
+      if (tracker.waits(p)) {
         v = p;
         break;
       }
