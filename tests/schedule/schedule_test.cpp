@@ -52,6 +52,19 @@ TEST_CASE_TEMPLATE("exact_schedule: the optimum of every hand-checked graph, pro
   }
 }
 
+TEST_CASE_TEMPLATE("list_schedule: the least-live-after greedy gives the README's greedy column", G, ALL_GRAPH_TYPES) {
+  // examples/data/small/README.md: ties by smaller step memory, then file order.
+  const std::pair<mt::graph_spec (*)(), std::uint64_t> greedy[] = {
+      {mt::chain, 35}, {mt::diamond, 12}, {mt::fanout6, 10}, {mt::xla_counterexample, 5},
+      {mt::outputs_dead, 101}, {mt::multiport, 12}, {mt::greedy_trap, 15}};
+  for (const auto& [graph, peak] : greedy) {
+    const auto [g, vertex] = mt::build<G>(graph());
+    const auto r = memopt::list_schedule(g, memopt::least_live_after_priority{},
+                                         {.ties = memopt::tie_break::lowest_index}, mt::index_map(g));
+    CHECK(r.peak_bytes == peak);
+  }
+}
+
 TEST_CASE("list_schedule: XLA's priority defers B on XLA's counterexample") {
   const auto [g, vertex] = mt::build<mt::vec_graph>(mt::xla_counterexample());
   // D and E tie; XLA's multimap takes the one queued last (E), FIFO takes D.

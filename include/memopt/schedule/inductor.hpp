@@ -30,17 +30,6 @@ namespace memopt {
 
 namespace detail {
 
-/// Transient bytes of v's outputs, and of those nobody reads (freed at once).
-inline std::pair<std::uint64_t, std::uint64_t> output_bytes(const compact_graph& g, std::size_t v) {
-  std::uint64_t all = 0, unread = 0;
-  for (buffer_id b = g.buffers.first[v]; b < g.buffers.first[v + 1]; ++b) {
-    if (g.buffers.persistent[b]) continue;
-    all += g.buffers.bytes[b];
-    if (g.readers.size(b) == 0 && !g.buffers.live_out[b]) unread += g.buffers.bytes[b];
-  }
-  return {all, unread};
-}
-
 /// Minimum of keys over ranges of positions, with point updates.
 template <class Key>
 class min_tree {
@@ -76,9 +65,10 @@ class min_tree {
 /// Inductor's least-peak-memory-first order, as dense vertex indices.
 [[nodiscard]] inline std::vector<std::size_t> lpmf_order(const compact_graph& g) {
   const std::size_t n = g.num_vertices();
-  std::vector<std::uint64_t> size(n), unread(n);
+  list_state state(g);
+  std::vector<std::uint64_t> size(n);
   std::uint64_t peak = 0;  // starts at the graph outputs, which any order holds at the end
-  for (std::size_t v = 0; v < n; ++v) std::tie(size[v], unread[v]) = detail::output_bytes(g, v);
+  for (std::size_t v = 0; v < n; ++v) size[v] = state.bytes_defined(v);
   for (buffer_id b = 0; b < g.buffers.size(); ++b) {
     if (g.buffers.live_out[b] && !g.buffers.persistent[b]) peak += g.buffers.bytes[b];
   }
@@ -97,8 +87,9 @@ class min_tree {
   const key none{byte_balance{UINT64_MAX, false}, SIZE_MAX};
   detail::min_tree<key> ready(n, none);            // by rank: (left after, index)
   detail::min_tree<std::size_t> ready_rank(n, SIZE_MAX);  // by rank: the rank itself
-  list_state state(g);
-  const auto after = [&](std::size_t v) { return key{byte_balance::of(size[v], state.bytes_freed(v) + unread[v]), v}; };
+  const auto after = [&](std::size_t v) {
+    return key{byte_balance::of(size[v], state.bytes_freed(v) + state.bytes_dropped(v)), v};
+  };
   std::vector<char> is_ready(n, 0);
   const auto make_ready = [&](std::size_t v) {
     is_ready[v] = 1;
@@ -130,7 +121,7 @@ class min_tree {
     order.push_back(v);
     live += size[v];
     peak = std::max(peak, live);
-    live -= state.bytes_freed(v) + unread[v];
+    live -= state.bytes_freed(v) + state.bytes_dropped(v);
     for (const auto b : state.run(v)) {
       for (const auto r : g.readers[b]) {
         if (is_ready[r]) ready.set(rank[r], after(r));
@@ -180,7 +171,9 @@ class min_tree {
   const std::size_t n = g.num_vertices();
   std::vector<std::uint64_t> weight(n);
   for (std::size_t v = 0; v < n; ++v) {
-    weight[v] = detail::output_bytes(g, v).first;
+    for (buffer_id b = g.buffers.first[v]; b < g.buffers.first[v + 1]; ++b) {
+      if (!g.buffers.persistent[b]) weight[v] += g.buffers.bytes[b];
+    }
     for (const auto b : g.reads[v]) {
       if (!g.buffers.persistent[b]) weight[v] += g.buffers.bytes[b];
     }

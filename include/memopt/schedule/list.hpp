@@ -6,7 +6,8 @@
 // change (a buffer it reads drops to one unscheduled reader).
 //
 // bytes_freed_priority is XLA's: bytes freed minus bytes defined, then the
-// number of users. Persistent buffers are ignored, as XLA ignores parameters
+// number of users; least_live_after_priority breaks that tie by the smaller
+// outputs instead (the plain "least memory after" greedy). Persistent buffers are ignored, as XLA ignores parameters
 // and constants; a graph output is never freed.
 //
 // O((V + E) log V). Throws cycle_error (with the cycle) on a cyclic graph,
@@ -47,10 +48,13 @@ class list_state {
   explicit list_state(const compact_graph& g) : graph(g), defined_(g.num_vertices(), 0),
       freed_(g.num_vertices(), 0), users_(g.num_vertices(), 0), uses_(g.buffers.size(), 0) {
     const auto& buffers = graph.buffers;
+    dropped_.assign(graph.num_vertices(), 0);
     for (std::size_t v = 0; v < graph.num_vertices(); ++v) {
       users_[v] = detail::count_users(graph, v);
       for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1]; ++b) {
-        if (!buffers.persistent[b]) defined_[v] += buffers.bytes[b];
+        if (buffers.persistent[b]) continue;
+        defined_[v] += buffers.bytes[b];
+        if (graph.readers.size(b) == 0 && !buffers.live_out[b]) dropped_[v] += buffers.bytes[b];
       }
     }
     for (buffer_id b = 0; b < buffers.size(); ++b) {
@@ -65,6 +69,8 @@ class list_state {
   [[nodiscard]] std::uint64_t bytes_defined(std::size_t v) const { return defined_[v]; }
   /// Transient bytes v frees if it runs now: buffers it is the last unscheduled reader of.
   [[nodiscard]] std::uint64_t bytes_freed(std::size_t v) const { return freed_[v]; }
+  /// Transient bytes of v's outputs that nobody reads: freed right after v's step.
+  [[nodiscard]] std::uint64_t bytes_dropped(std::size_t v) const { return dropped_[v]; }
   /// Readers of b not yet run (plus one for a graph output).
   [[nodiscard]] std::size_t unscheduled_uses(buffer_id b) const { return uses_[b]; }
   /// Distinct vertices reading any output of v.
@@ -98,6 +104,7 @@ class list_state {
 
   std::vector<std::uint64_t> defined_;
   std::vector<std::uint64_t> freed_;
+  std::vector<std::uint64_t> dropped_;
   std::vector<std::size_t> users_;
   std::vector<std::size_t> uses_;
   std::vector<char> scheduled_;
@@ -115,6 +122,15 @@ concept schedule_priority = requires(const P& p, const list_state& s, std::size_
 struct bytes_freed_priority {
   auto operator()(const list_state& s, std::size_t v) const {
     return std::pair{byte_balance::of(s.bytes_freed(v), s.bytes_defined(v)), s.users(v)};
+  }
+};
+
+/// The plain greedy: least live memory after the step (bytes freed, unread
+/// outputs included, minus bytes defined), then the smaller step memory.
+struct least_live_after_priority {
+  auto operator()(const list_state& s, std::size_t v) const {
+    return std::pair{byte_balance::of(s.bytes_freed(v) + s.bytes_dropped(v), s.bytes_defined(v)),
+                     ~s.bytes_defined(v)};
   }
 };
 
