@@ -365,26 +365,117 @@ class segment_search {
 
 }  // namespace detail
 
+namespace detail {
+
+/// The whole order from each segment's local order: inert vertices first,
+/// each floating one right before its first successor.
+inline std::vector<std::size_t> assemble(const compact_graph& g, const std::vector<std::size_t>& start,
+                                         const std::vector<vertex_role>& role, const std::vector<segment>& segments,
+                                         const std::vector<std::vector<std::size_t>>& local_orders) {
+  std::vector<std::size_t> order;
+  order.reserve(g.num_vertices());
+  std::vector<char> placed(g.num_vertices(), 0);
+  for (const auto v : start) {
+    if (role[v] == vertex_role::inert) order.push_back(v);
+  }
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    for (const auto i : local_orders[s]) {
+      const std::size_t v = segments[s].vertices[i];
+      for (const auto p : g.predecessors[v]) {
+        if (role[p] == vertex_role::floating && !placed[p]) {
+          order.push_back(p);
+          placed[p] = 1;
+        }
+      }
+      order.push_back(v);
+    }
+  }
+  return order;
+}
+
+inline std::vector<std::vector<std::size_t>> identity_orders(const std::vector<segment>& segments) {
+  std::vector<std::vector<std::size_t>> orders(segments.size());
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    orders[s].resize(segments[s].size());
+    std::iota(orders[s].begin(), orders[s].end(), std::size_t{0});
+  }
+  return orders;
+}
+
+/// Large-neighbourhood search where the segments are too wide to solve:
+/// reorder a window of consecutive vertices around the peak exactly, everything
+/// else fixed, with growing windows, while that lowers the peak and time lasts.
+inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::vector<std::size_t> order,
+                                                   const std::vector<vertex_role>& role, std::uint64_t lower_bound,
+                                                   std::chrono::steady_clock::time_point deadline,
+                                                   std::size_t state_limit) {
+  using clock = std::chrono::steady_clock;
+  constexpr std::size_t widths[] = {16, 32, 64, 128, 256};
+  while (clock::now() < deadline) {
+    // Where the peak is, as a position among the normal vertices.
+    auto segments = split_into_segments(g, order, role);
+    std::uint64_t peak = 0;
+    std::size_t peak_position = 0;
+    for (std::size_t s = 0, first = 0; s < segments.size(); first += segments[s++].size()) {
+      const auto [p, at] = segments[s].profile(identity_orders({segments[s]}).front());
+      if (p > peak) {
+        peak = p;
+        peak_position = first + at;
+      }
+    }
+    if (peak <= lower_bound) break;
+    bool improved = false;
+    for (const std::size_t width : widths) {
+      for (const std::size_t offset : {width / 2, width / 4, 3 * width / 4}) {
+        const std::size_t a = peak_position > offset ? peak_position - offset : 0;
+        segments = split_into_segments(g, order, role, {a, a + width});
+        std::size_t w = 0;
+        std::uint64_t elsewhere = lower_bound;
+        for (std::size_t s = 0, first = 0; s < segments.size(); first += segments[s++].size()) {
+          if (first <= peak_position && peak_position < first + segments[s].size()) {
+            w = s;
+          } else {
+            elsewhere = std::max(elsewhere, segments[s].peak_of(identity_orders({segments[s]}).front()));
+          }
+        }
+        auto locals = identity_orders(segments);
+        const auto slice = std::min(deadline, clock::now() + std::chrono::milliseconds(500));
+        auto found = segment_search(segments[w], slice, state_limit).run(locals[w], elsewhere);
+        if (found.peak < segments[w].peak_of(locals[w])) {
+          locals[w] = std::move(found.order);
+          order = assemble(g, order, role, segments, locals);
+          improved = true;
+          break;
+        }
+        if (clock::now() >= deadline) return order;
+      }
+      if (improved) break;
+    }
+    if (!improved) break;
+  }
+  return order;
+}
+
+}  // namespace detail
+
 /// The exact order, starting from `start` (any topological order; its
 /// segments are kept where the search cannot or need not improve them).
+/// Segments are searched largest peak first, each with a third of the time left;
+/// if the peak is still above the bound, windows around it are reordered
+/// exactly (improve_by_windows) with the rest.
 [[nodiscard]] inline order_bounds exact_order(const compact_graph& g, const std::vector<std::size_t>& start,
                                               const exact_options& options = {}) {
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
                                            std::chrono::duration<double>(options.time_limit_seconds));
   const auto role = detail::vertex_roles(g, start);
-  auto segments = detail::split_into_segments(g, start, role);
-  std::vector<detail::segment_search> searches;
-  searches.reserve(segments.size());
-  std::vector<std::vector<std::size_t>> local_orders(segments.size());
+  const auto segments = detail::split_into_segments(g, start, role);
+  auto local_orders = detail::identity_orders(segments);
   std::vector<std::uint64_t> peaks(segments.size());
   std::uint64_t lower_bound = 0;
   for (std::size_t s = 0; s < segments.size(); ++s) {
-    searches.emplace_back(segments[s], deadline, options.state_limit);
-    local_orders[s].resize(segments[s].size());
-    std::iota(local_orders[s].begin(), local_orders[s].end(), std::size_t{0});
     peaks[s] = segments[s].peak_of(local_orders[s]);
-    lower_bound = std::max(lower_bound, searches[s].static_bound());
+    lower_bound = std::max(lower_bound, detail::segment_search(segments[s], deadline, 0).static_bound());
   }
   // The highest segments decide the peak: improve them first, each search
   // only down to the bound the others already force.
@@ -393,30 +484,23 @@ class segment_search {
   std::ranges::sort(by_peak, [&](auto a, auto b) { return peaks[a] > peaks[b]; });
   for (const auto s : by_peak) {
     if (peaks[s] <= lower_bound) break;
-    auto found = searches[s].run(std::move(local_orders[s]), lower_bound);
+    const auto now = clock::now();
+    const auto third_left = now + (std::max(deadline, now) - now) / 3;
+    auto found = detail::segment_search(segments[s], third_left, options.state_limit)
+                     .run(std::move(local_orders[s]), lower_bound);
     local_orders[s] = std::move(found.order);
     peaks[s] = found.peak;
     lower_bound = std::max(lower_bound, found.lower_bound);
   }
-  // Inert vertices first; each floating one right before its first successor.
   order_bounds r;
-  std::vector<char> placed(g.num_vertices(), 0);
-  for (const auto v : start) {
-    if (role[v] == detail::vertex_role::inert) r.order.push_back(v);
-  }
-  for (std::size_t s = 0; s < segments.size(); ++s) {
-    for (const auto i : local_orders[s]) {
-      const std::size_t v = segments[s].vertices[i];
-      placed[v] = 1;
-      for (const auto p : g.predecessors[v]) {
-        if (role[p] == detail::vertex_role::floating && !placed[p]) {
-          r.order.push_back(p);
-          placed[p] = 1;
-        }
-      }
-      r.order.push_back(v);
+  r.order = detail::assemble(g, start, role, segments, local_orders);
+  for (const auto peak : peaks) r.peak_bytes = std::max(r.peak_bytes, peak);
+  if (r.peak_bytes > lower_bound) {
+    r.order = detail::improve_by_windows(g, std::move(r.order), role, lower_bound, deadline, options.state_limit);
+    r.peak_bytes = 0;
+    for (const auto& seg : detail::split_into_segments(g, r.order, role)) {
+      r.peak_bytes = std::max(r.peak_bytes, seg.peak_of(detail::identity_orders({seg}).front()));
     }
-    r.peak_bytes = std::max(r.peak_bytes, peaks[s]);
   }
   r.lower_bound_bytes = std::min(lower_bound, r.peak_bytes);
   return r;

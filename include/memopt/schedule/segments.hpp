@@ -74,16 +74,26 @@ struct segment {
 
   /// Peak of a local order, by the memory model restricted to the segment.
   [[nodiscard]] std::uint64_t peak_of(const std::vector<std::size_t>& local_order) const {
+    return profile(local_order).first;
+  }
+
+  /// Peak of a local order and the position in it of the first step reaching it.
+  [[nodiscard]] std::pair<std::uint64_t, std::size_t> profile(const std::vector<std::size_t>& local_order) const {
     std::vector<std::size_t> pending(bytes.size());
     for (std::size_t x = 0; x < bytes.size(); ++x) pending[x] = readers[x].size();
     std::vector<char> materialised(bytes.size(), 0);
     std::uint64_t live = start_bytes, peak = start_bytes;
-    for (const auto v : local_order) {
+    std::size_t peak_at = 0;
+    for (std::size_t t = 0; t < local_order.size(); ++t) {
+      const std::size_t v = local_order[t];
       for (const auto x : materialises[v]) {
         if (!materialised[x]) live += bytes[x];
         materialised[x] = 1;
       }
-      peak = std::max(peak, live + step_bytes[v]);
+      if (live + step_bytes[v] > peak) {
+        peak = live + step_bytes[v];
+        peak_at = t;
+      }
       for (const auto x : produces[v]) {
         if (keep[x] || !readers[x].empty()) live += bytes[x];
       }
@@ -91,14 +101,18 @@ struct segment {
         if (--pending[x] == 0 && !keep[x]) live -= bytes[x];
       }
     }
-    return peak;
+    return {peak, peak_at};
   }
 };
 
 /// The segments of `order` (a topological order), inert and floating
 /// vertices left out (floating ones' outputs are tracked where they materialise).
+/// Segments start at every cut vertex and at each position of `also_start`
+/// (positions among the normal vertices): keeping every vertex in its
+/// segment, each segment's order is free of the others'.
 inline std::vector<segment> split_into_segments(const compact_graph& g, const std::vector<std::size_t>& order,
-                                                const std::vector<vertex_role>& role) {
+                                                const std::vector<vertex_role>& role,
+                                                const std::vector<std::size_t>& also_start = {}) {
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   const std::size_t n = g.num_vertices();
   std::vector<std::size_t> sigma;  // the non-inert vertices in order
@@ -139,6 +153,11 @@ inline std::vector<segment> split_into_segments(const compact_graph& g, const st
     open_sinks += sinks[p];
     if (p == 0 || (open_sources == 1 && open_sinks == 1)) starts.push_back(p);
   }
+  for (const auto p : also_start) {
+    if (p < m) starts.push_back(p);
+  }
+  std::ranges::sort(starts);
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   starts.push_back(m);
 
   std::vector<segment> segments(starts.size() - 1);
