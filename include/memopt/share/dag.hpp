@@ -1,0 +1,178 @@
+#pragma once
+// dag_share: buffer sharing valid for *every* order of the graph (Caffe2
+// memonger's blob recycling for DAGs). A storage may take a new buffer only
+// when the ops that last used it (the readers of its last member, or its
+// producer when nobody reads it) all precede the new buffer's producer in the
+// graph; so parallel branches never share, and no storage mixes devices.
+//
+// The seed tracks this with a token per branch and a token set per blob,
+// quadratic on wide graphs. Here ops run in the seed's depth-first order (an
+// op runs as soon as its last predecessor has, from the graph inputs on), and
+// "u precedes the op" is answered in near-constant time from facts the walk
+// already holds: u is on the walk's stack (a chain of edges leads from u to
+// the op), or a direct predecessor, or u has been merged (union-find) into
+// the one of those it flows into: once the last successor of a vertex has
+// run, that vertex is merged into it. A "yes" is always a path in the graph,
+// so every plan passes check_sharing(g, plan); a path the test cannot see
+// costs a missed reuse, never a wrong one. Among the allowed storages the
+// policy picks (best fit by default), examining at most
+// options.max_candidates of them per output.
+//
+// O((V + E) α + B · max_candidates · log B). Throws cycle_error (with the
+// cycle), bad_port_error, size_overflow_error, std::invalid_argument (options
+// of the wrong length).
+
+#include <memopt/graph/compact.hpp>
+#include <memopt/graph/topology.hpp>
+#include <memopt/liveness/liveness.hpp>
+#include <memopt/share/plan.hpp>
+#include <memopt/share/policy.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace memopt {
+
+namespace detail {
+
+/// The seed's depth-first topological walk: an op runs when its last
+/// predecessor has run, depth first, starting from the vertices without
+/// predecessors in index order. on_run(v, stack) is called for each op, with
+/// `on_stack` telling which ops lie on the chain of edges leading to v.
+/// Returns the number of ops run (fewer than V: the graph has a cycle).
+template <class OnRun>
+std::size_t depth_first_topological(const compact_graph& c, std::vector<bool>& on_stack,
+                                    OnRun&& on_run) {
+  const std::size_t n = c.num_vertices();
+  std::vector<std::size_t> waiting(n);
+  for (std::size_t v = 0; v < n; ++v) waiting[v] = c.predecessors.size(v);
+  on_stack.assign(n, false);
+  struct frame {
+    std::size_t v;
+    std::size_t next;  ///< position in successors[v]
+  };
+  std::vector<frame> stack;
+  std::size_t ran = 0;
+  const auto run = [&](std::size_t v) {
+    on_stack[v] = true;
+    stack.push_back({v, 0});
+    on_run(v);
+    ++ran;
+  };
+  for (std::size_t root = 0; root < n; ++root) {
+    if (c.predecessors.size(root) != 0) continue;
+    run(root);
+    while (!stack.empty()) {
+      frame& top = stack.back();
+      const auto successors = c.successors[top.v];
+      if (top.next == successors.size()) {
+        on_stack[top.v] = false;
+        stack.pop_back();
+        continue;
+      }
+      const std::size_t w = successors[top.next++];
+      if (--waiting[w] == 0) run(w);
+    }
+  }
+  return ran;
+}
+
+}  // namespace detail
+
+template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
+          vertex_index_map<G> Index = identity_index>
+[[nodiscard]] sharing_plan dag_share(const G& g, Policy = {}, const share_options& options = {},
+                                     Index index = {}) {
+  const compact_graph c = make_compact_graph(g, index);
+  const buffer_table& buffers = c.buffers;
+  detail::check_option_sizes(options, buffers.size());
+  const std::size_t n = c.num_vertices();
+
+  sharing_plan plan;
+  plan.buffers = buffers;
+  plan.storage_of.assign(buffers.size(), no_storage);
+  std::vector<std::vector<std::size_t>> last_users;  // by storage, while it is free
+  detail::free_pool<Policy> pool;
+
+  // Union-find: a vertex whose successors have all run points to the last of them.
+  std::vector<std::size_t> merged_into(n);
+  for (std::size_t v = 0; v < n; ++v) merged_into[v] = v;
+  const auto find = [&merged_into](std::size_t v) {
+    while (merged_into[v] != v) v = merged_into[v] = merged_into[merged_into[v]];
+    return v;
+  };
+  std::vector<std::size_t> successors_left(n);
+  for (std::size_t v = 0; v < n; ++v) successors_left[v] = c.successors.size(v);
+  std::vector<std::size_t> readers_left(buffers.size());
+  for (buffer_id b = 0; b < buffers.size(); ++b) readers_left[b] = c.readers.size(b);
+
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> predecessor_of(n, none);  // stamp: a predecessor of this op
+  std::vector<std::size_t> seen(n, none);            // stamp: de-duplicates last_users
+  std::vector<bool> on_stack;
+
+  const auto release = [&](buffer_id b, std::span<const std::size_t> users) {
+    const std::size_t s = plan.storage_of[b];
+    last_users[s].assign(users.begin(), users.end());
+    pool.add(s, plan.storage_bytes[s], detail::device_of(options, b));
+  };
+
+  const std::size_t ran = detail::depth_first_topological(c, on_stack, [&](std::size_t i) {
+    for (const std::size_t p : c.predecessors[i]) {
+      predecessor_of[p] = i;
+      if (--successors_left[p] == 0) merged_into[p] = i;
+    }
+    // Every last user reaches op i; the list shrinks to distinct set leaders.
+    const auto precedes_op = [&](std::size_t s) {
+      auto& users = last_users[s];
+      bool all = true;
+      std::size_t kept = 0;
+      for (const std::size_t u : users) {
+        const std::size_t leader = find(u);
+        if (seen[leader] == s) continue;
+        seen[leader] = s;
+        users[kept++] = leader;
+        all = all && (leader == i || on_stack[leader] || predecessor_of[leader] == i);
+      }
+      users.resize(kept);
+      for (const std::size_t u : users) seen[u] = none;
+      return all;
+    };
+    for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
+      if (buffers.persistent[b]) continue;
+      plan.unshared_bytes = detail::checked_add(plan.unshared_bytes, buffers.bytes[b], i);
+      std::optional<std::size_t> reused;
+      if (!detail::is_static(c, options, b)) {
+        reused = pool.take(buffers.bytes[b], detail::device_of(options, b), precedes_op,
+                           options.max_candidates);
+      }
+      if (reused) {
+        plan.storage_of[b] = *reused;
+        plan.storage_bytes[*reused] = std::max(plan.storage_bytes[*reused], buffers.bytes[b]);
+      } else {
+        plan.storage_of[b] = plan.storage_bytes.size();
+        plan.storage_bytes.push_back(buffers.bytes[b]);
+        last_users.emplace_back();
+      }
+    }
+    for (const buffer_id b : c.reads[i]) {
+      if (--readers_left[b] == 0 && !buffers.persistent[b] && !detail::is_static(c, options, b)) {
+        release(b, c.readers[b]);
+      }
+    }
+    for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
+      if (c.readers.size(b) == 0 && !buffers.persistent[b] && !detail::is_static(c, options, b)) {
+        release(b, std::span<const std::size_t>(&i, 1));
+      }
+    }
+  });
+  if (ran != n) require_acyclic(g, index);
+
+  for (const std::uint64_t bytes : plan.storage_bytes) {
+    plan.total_bytes = detail::checked_add(plan.total_bytes, bytes, 0);
+  }
+  return plan;
+}
+
+}  // namespace memopt
