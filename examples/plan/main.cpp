@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "peak.hpp"
 #include "report.hpp"
+#include "share.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   const std::vector<memopt::plan::command> commands = {
       memopt::plan::add_peak_command(app),
       memopt::plan::add_report_command(app),
+      memopt::plan::add_share_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -6,8 +6,9 @@
 // graph; so parallel branches never share, and no storage mixes devices.
 //
 // The seed tracks this with a token per branch and a token set per blob,
-// quadratic on wide graphs. Here ops run in the seed's depth-first order (an
-// op runs as soon as its last predecessor has, from the graph inputs on), and
+// quadratic on wide graphs. Here ops run in the seed's depth-first order (the
+// graph inputs and weights first, then an op as soon as its last predecessor
+// has, depth first), and
 // "u precedes the op" is answered in near-constant time from facts the walk
 // already holds: u is on the walk's stack (a chain of edges leads from u to
 // the op), or a direct predecessor, or u has been merged (union-find) into
@@ -36,33 +37,48 @@ namespace memopt {
 
 namespace detail {
 
-/// The seed's depth-first topological walk: an op runs when its last
-/// predecessor has run, depth first, starting from the vertices without
-/// predecessors in index order. on_run(v, stack) is called for each op, with
-/// `on_stack` telling which ops lie on the chain of edges leading to v.
-/// Returns the number of ops run (fewer than V: the graph has a cycle).
-template <class OnRun>
-std::size_t depth_first_topological(const compact_graph& c, std::vector<bool>& on_stack,
-                                    OnRun&& on_run) {
+/// The seed's depth-first topological walk: an op runs as soon as its last
+/// predecessor has, depth first. The vertices without predecessors (graph
+/// inputs, weights) and the persistent vertices fed only by those run first,
+/// as the seed's heads and parameters exist before any op; then the walk
+/// descends from each, in that order. on_run(v)
+/// is called for each op, with `on_stack` telling which ops lie on the chain
+/// of edges the walk followed to v. Returns the number of ops run (fewer than
+/// V: the graph has a cycle).
+template <class Persistent, class OnRun>
+std::size_t depth_first_topological(const compact_graph& c, Persistent&& persistent,
+                                    std::vector<bool>& on_stack, OnRun&& on_run) {
   const std::size_t n = c.num_vertices();
   std::vector<std::size_t> waiting(n);
   for (std::size_t v = 0; v < n; ++v) waiting[v] = c.predecessors.size(v);
   on_stack.assign(n, false);
+  std::vector<bool> started(n, false);
+  std::size_t ran = 0;
+  const auto run = [&](std::size_t v) {
+    started[v] = true;
+    on_run(v);
+    ++ran;
+  };
+  // First the vertices without predecessors, and the persistent vertices
+  // that only they feed (weight views): their successors are counted down now.
+  std::vector<std::size_t> first;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (waiting[v] == 0) first.push_back(v);
+  }
+  for (std::size_t k = 0; k < first.size(); ++k) {
+    run(first[k]);
+    for (const std::size_t w : c.successors[first[k]]) {
+      if (--waiting[w] == 0 && persistent(w)) first.push_back(w);
+    }
+  }
   struct frame {
     std::size_t v;
     std::size_t next;  ///< position in successors[v]
   };
   std::vector<frame> stack;
-  std::size_t ran = 0;
-  const auto run = [&](std::size_t v) {
-    on_stack[v] = true;
-    stack.push_back({v, 0});
-    on_run(v);
-    ++ran;
-  };
-  for (std::size_t root = 0; root < n; ++root) {
-    if (c.predecessors.size(root) != 0) continue;
-    run(root);
+  for (const std::size_t root : first) {
+    on_stack[root] = true;
+    stack.push_back({root, 0});
     while (!stack.empty()) {
       frame& top = stack.back();
       const auto successors = c.successors[top.v];
@@ -72,7 +88,13 @@ std::size_t depth_first_topological(const compact_graph& c, std::vector<bool>& o
         continue;
       }
       const std::size_t w = successors[top.next++];
-      if (--waiting[w] == 0) run(w);
+      // The successors of the first vertices were counted down when they ran.
+      const bool ready = stack.size() == 1 ? waiting[w] == 0 : --waiting[w] == 0;
+      if (ready && !started[w]) {
+        on_stack[w] = true;  // before on_run: w lies on its own chain
+        run(w);
+        stack.push_back({w, 0});
+      }
     }
   }
   return ran;
@@ -118,7 +140,10 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     pool.add(s, plan.storage_bytes[s], detail::device_of(options, b));
   };
 
-  const std::size_t ran = detail::depth_first_topological(c, on_stack, [&](std::size_t i) {
+  const auto persistent = [&buffers](std::size_t v) {
+    return buffers.num_outputs(v) > 0 && buffers.persistent[buffers.first[v]];
+  };
+  const std::size_t ran = detail::depth_first_topological(c, persistent, on_stack, [&](std::size_t i) {
     for (const std::size_t p : c.predecessors[i]) {
       predecessor_of[p] = i;
       if (--successors_left[p] == 0) merged_into[p] = i;
