@@ -2,6 +2,7 @@
 // family (see each command's header). Exit 0 on success; 1 on bad input or
 // usage, with one line on stderr.
 
+#include "caffe2.hpp"
 #include "command.hpp"
 #include "peak.hpp"
 #include "report.hpp"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   CLI::App app{"memopt-plan: plan the memory of a computation graph (memopt-graph/1 JSON)"};
   app.require_subcommand(1);
   const std::vector<memopt::plan::command> commands = {
+      memopt::plan::add_caffe2_command(app),
       memopt::plan::add_peak_command(app),
       memopt::plan::add_report_command(app),
       memopt::plan::add_share_command(app),
