@@ -216,7 +216,7 @@ TEST_CASE("reuse policies: LIFO, best fit, and the seed's size-aware pick") {
   const auto pick = [](auto policy, std::vector<std::uint64_t> sizes, std::uint64_t request) {
     memopt::detail::free_pool<decltype(policy)> pool;
     for (std::size_t s = 0; s < sizes.size(); ++s) pool.add(s, sizes[s], 0);
-    return pool.take(request, 0, [](std::size_t) { return true; }, 64);
+    return pool.take(request, 0, [](std::size_t) { return memopt::reuse_verdict::take; }, 64);
   };
   CHECK(pick(memopt::lifo_reuse{}, {100, 10}, 10) == 1);
   CHECK(pick(memopt::lifo_reuse{}, {10, 100}, 10) == 1);
@@ -230,9 +230,20 @@ TEST_CASE("reuse policies: LIFO, best fit, and the seed's size-aware pick") {
   CHECK(pick(memopt::best_fit_reuse{}, {}, 8) == std::nullopt);
   memopt::detail::free_pool<memopt::best_fit_reuse> pool;
   pool.add(0, 10, 1);
-  CHECK(pool.take(10, 0, [](std::size_t) { return true; }, 64) == std::nullopt);  // other device
-  CHECK(pool.take(10, 1, [](std::size_t) { return false; }, 64) == std::nullopt);  // not allowed
-  CHECK(pool.take(10, 1, [](std::size_t) { return true; }, 64) == 0);
+  const auto verdict = [](memopt::reuse_verdict v) { return [v](std::size_t) { return v; }; };
+  CHECK(pool.take(10, 0, verdict(memopt::reuse_verdict::take), 64) == std::nullopt);  // other device
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::skip), 64) == std::nullopt);  // passed over
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::take), 64) == 0);
+  pool.add(1, 10, 1);
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::drop), 64) == std::nullopt);  // dropped
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::take), 64) == std::nullopt);
+  pool.restore(1, 10, 1, 7);
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::take), 64) == 1);
+  memopt::detail::free_pool<memopt::lifo_reuse> small(2);  // keeps the two freed last
+  for (std::size_t s = 0; s < 3; ++s) small.add(s, 1, 0);
+  CHECK(small.take(1, 0, verdict(memopt::reuse_verdict::take), 64) == 2);
+  CHECK(small.take(1, 0, verdict(memopt::reuse_verdict::take), 64) == 1);
+  CHECK(small.take(1, 0, verdict(memopt::reuse_verdict::take), 64) == std::nullopt);
 }
 
 TEST_CASE("dag_share: storages stay on one device") {

@@ -115,7 +115,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   plan.buffers = buffers;
   plan.storage_of.assign(buffers.size(), no_storage);
   std::vector<std::vector<std::size_t>> last_users;  // by storage, while it is free
-  detail::free_pool<Policy> pool;
+  detail::free_pool<Policy> pool(options.max_free);
 
   // Union-find: a vertex whose successors have all run points to the last of them.
   std::vector<std::size_t> merged_into(n);
@@ -134,10 +134,20 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   std::vector<std::size_t> seen(n, none);            // stamp: de-duplicates last_users
   std::vector<bool> on_stack;
 
+  // A storage whose test fails because of user u stays out of the pool until
+  // a successor of u runs: u never returns to the stack, so only then can u
+  // become a predecessor of the op or be merged into another vertex.
+  std::vector<std::vector<std::size_t>> parked(n);  // by vertex: storages waiting on it
+  struct free_storage {
+    std::uint64_t release = 0;
+    std::uint32_t device = 0;
+  };
+  std::vector<free_storage> freed;  // by storage, while it is free
   const auto release = [&](buffer_id b, std::span<const std::size_t> users) {
     const std::size_t s = plan.storage_of[b];
     last_users[s].assign(users.begin(), users.end());
-    pool.add(s, plan.storage_bytes[s], detail::device_of(options, b));
+    freed[s].device = detail::device_of(options, b);
+    freed[s].release = pool.add(s, plan.storage_bytes[s], freed[s].device);
   };
 
   const auto persistent = [&buffers](std::size_t v) {
@@ -147,29 +157,33 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     for (const std::size_t p : c.predecessors[i]) {
       predecessor_of[p] = i;
       if (--successors_left[p] == 0) merged_into[p] = i;
+      for (const std::size_t s : parked[p]) pool.restore(s, plan.storage_bytes[s], freed[s].device, freed[s].release);
+      parked[p].clear();
     }
     // Every last user reaches op i; the list shrinks to distinct set leaders.
-    const auto precedes_op = [&](std::size_t s) {
+    const auto judge = [&](std::size_t s) {
       auto& users = last_users[s];
-      bool all = true;
-      std::size_t kept = 0;
+      std::size_t kept = 0, blocker = none;
       for (const std::size_t u : users) {
         const std::size_t leader = find(u);
         if (seen[leader] == s) continue;
         seen[leader] = s;
         users[kept++] = leader;
-        all = all && (leader == i || on_stack[leader] || predecessor_of[leader] == i);
+        const bool reaches = leader == i || on_stack[leader] || predecessor_of[leader] == i;
+        if (!reaches && blocker == none) blocker = leader;
       }
       users.resize(kept);
       for (const std::size_t u : users) seen[u] = none;
-      return all;
+      if (blocker == none) return reuse_verdict::take;
+      parked[blocker].push_back(s);
+      return reuse_verdict::drop;
     };
     for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
       if (buffers.persistent[b]) continue;
       plan.unshared_bytes = detail::checked_add(plan.unshared_bytes, buffers.bytes[b], i);
       std::optional<std::size_t> reused;
       if (!detail::is_static(c, options, b)) {
-        reused = pool.take(buffers.bytes[b], detail::device_of(options, b), precedes_op,
+        reused = pool.take(buffers.bytes[b], detail::device_of(options, b), judge,
                            options.max_candidates);
       }
       if (reused) {
@@ -179,6 +193,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
         plan.storage_of[b] = plan.storage_bytes.size();
         plan.storage_bytes.push_back(buffers.bytes[b]);
         last_users.emplace_back();
+        freed.emplace_back();
       }
     }
     for (const buffer_id b : c.reads[i]) {

@@ -34,7 +34,7 @@ template <tensor_graph G, reuse_policy Policy = lifo_reuse, vertex_index_map<G> 
   plan.buffers = buffers;
   plan.storage_of.assign(buffers.size(), no_storage);
   detail::free_pool<Policy> pool;
-  const auto anything = [](std::size_t) { return true; };
+  const auto anything = [](std::size_t) { return reuse_verdict::take; };
   const auto release = [&](buffer_id b, std::size_t step) {
     if (buffers.persistent[b] || live.intervals[b].last != step) return;
     if (detail::is_static(c, options, b)) return;

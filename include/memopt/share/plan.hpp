@@ -31,6 +31,7 @@ struct share_options {
   std::vector<std::uint32_t> device;  ///< by buffer id: its device (empty: all on one)
   bool share_graph_inputs = false;    ///< may outputs of vertices without predecessors be recycled?
   std::size_t max_candidates = 64;    ///< free storages dag_share examines per output
+  std::size_t max_free = 4096;        ///< free storages dag_share keeps per device (oldest forgotten)
 };
 
 struct sharing_plan {

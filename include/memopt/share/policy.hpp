@@ -13,6 +13,7 @@
 // max_candidates storages (F free storages); caffe2_size_aware: O(F).
 
 #include <concepts>
+#include <deque>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -23,6 +24,10 @@
 #include <tuple>
 
 namespace memopt {
+
+/// What a pass says of a free storage it is offered: take it, pass it over,
+/// or drop it from the pool (the pass will give it back later).
+enum class reuse_verdict { take, skip, drop };
 
 struct lifo_reuse {};
 struct best_fit_reuse {};
@@ -38,53 +43,95 @@ namespace detail {
 template <reuse_policy Policy>
 class free_pool {
  public:
-  void add(std::size_t storage, std::uint64_t bytes, std::uint32_t device) {
-    pools_[device].insert(entry{bytes, next_release_++, storage});
+  /// A pool keeping at most `capacity` free storages per device: adding one
+  /// more forgets the one freed first (it is never reused).
+  explicit free_pool(std::size_t capacity = std::numeric_limits<std::size_t>::max())
+      : capacity_(capacity) {}
+
+  /// Frees `storage`; returns its release number (0, 1, 2, ...).
+  std::uint64_t add(std::size_t storage, std::uint64_t bytes, std::uint32_t device) {
+    restore(storage, bytes, device, next_release_);
+    return next_release_++;
   }
 
-  /// A free storage on `device` that allowed(storage) accepts, chosen by the
-  /// policy among at most max_candidates, and removed from the pool.
-  template <class Allowed>
-  std::optional<std::size_t> take(std::uint64_t bytes, std::uint32_t device, Allowed&& allowed,
+  /// Frees `storage` again as if released at `release` (after a judge dropped it).
+  void restore(std::size_t storage, std::uint64_t bytes, std::uint32_t device, std::uint64_t release) {
+    auto& pool = pools_[device];
+    const entry added{bytes, release, storage};
+    pool.insert(added);
+    if (capacity_ == std::numeric_limits<std::size_t>::max()) return;
+    auto& freed = freed_order_[device];
+    freed.push_back(added);
+    if (pool.size() > capacity_) {  // forget the storage freed (or restored) first
+      while (!pool.contains(freed.front())) freed.pop_front();  // taken since
+      pool.erase(freed.front());
+      freed.pop_front();
+    }
+  }
+
+  /// A free storage on `device` that judge(storage) lets the policy take,
+  /// among at most max_candidates judged; removed from the pool, as are the
+  /// storages judged reuse_verdict::drop.
+  template <class Judge>
+  std::optional<std::size_t> take(std::uint64_t bytes, std::uint32_t device, Judge&& judge,
                                   std::size_t max_candidates) {
     const auto found = pools_.find(device);
     if (found == pools_.end()) return std::nullopt;
     auto& pool = found->second;
-    const auto take_at = [&pool](auto it) {
+    std::size_t seen = 0;
+    // Judges *it; erases it when dropped. Returns the storage when taken.
+    const auto consider = [&](auto& it) -> std::optional<std::size_t> {
+      ++seen;
       const std::size_t storage = it->storage;
-      pool.erase(it);
-      return std::optional<std::size_t>(storage);
+      switch (judge(storage)) {
+        case reuse_verdict::take: pool.erase(it); return storage;
+        case reuse_verdict::drop: it = pool.erase(it); return std::nullopt;
+        case reuse_verdict::skip: ++it; return std::nullopt;
+      }
+      return std::nullopt;
     };
     if constexpr (std::same_as<Policy, lifo_reuse>) {
-      std::size_t seen = 0;
-      for (auto it = pool.begin(); it != pool.end() && seen < max_candidates; ++it, ++seen) {
-        if (allowed(it->storage)) return take_at(it);
+      for (auto it = pool.begin(); it != pool.end() && seen < max_candidates;) {
+        if (const auto s = consider(it)) return s;
       }
     } else if constexpr (std::same_as<Policy, best_fit_reuse>) {
-      const auto fit = pool.lower_bound(entry{bytes, most_recent, 0});
-      std::size_t seen = 0;
-      for (auto it = fit; it != pool.end() && seen < max_candidates; ++it, ++seen) {
-        if (allowed(it->storage)) return take_at(it);
+      for (auto it = pool.lower_bound(entry{bytes, most_recent, 0});
+           it != pool.end() && seen < max_candidates;) {
+        if (const auto s = consider(it)) return s;
       }
       // None fits: the largest below, group by group (most recent first in each).
-      seen = 0;
-      for (auto group_end = fit; group_end != pool.begin() && seen < max_candidates;) {
-        const auto group = pool.lower_bound(entry{std::prev(group_end)->bytes, most_recent, 0});
-        for (auto it = group; it != group_end && seen < max_candidates; ++it, ++seen) {
-          if (allowed(it->storage)) return take_at(it);
+      for (auto group_end = pool.lower_bound(entry{bytes, most_recent, 0});
+           group_end != pool.begin() && seen < max_candidates;) {
+        const std::uint64_t group_bytes = std::prev(group_end)->bytes;
+        auto it = pool.lower_bound(entry{group_bytes, most_recent, 0});
+        while (it != pool.end() && it->bytes == group_bytes && seen < max_candidates) {
+          if (const auto s = consider(it)) return s;
         }
-        group_end = group;
+        group_end = pool.lower_bound(entry{group_bytes, most_recent, 0});
       }
     } else {
+      // The seed's pick over every allowed storage, in release order.
       auto best = pool.end();
-      for (auto it = pool.begin(); it != pool.end(); ++it) {
-        if (!allowed(it->storage)) continue;
-        const bool first = best == pool.end();
-        if (first || (it->bytes >= best->bytes && (best->bytes < bytes || best->bytes >= it->bytes))) {
-          best = it;
+      for (auto it = pool.begin(); it != pool.end();) {
+        const auto current = it;
+        const std::size_t storage = it->storage;
+        const reuse_verdict verdict = judge(storage);
+        if (verdict == reuse_verdict::drop) {
+          it = pool.erase(it);
+          continue;
+        }
+        ++it;
+        if (verdict == reuse_verdict::skip) continue;
+        if (best == pool.end() ||
+            (current->bytes >= best->bytes && (best->bytes < bytes || best->bytes >= current->bytes))) {
+          best = current;
         }
       }
-      if (best != pool.end()) return take_at(best);
+      if (best != pool.end()) {
+        const std::size_t storage = best->storage;
+        pool.erase(best);
+        return storage;
+      }
     }
     return std::nullopt;
   }
@@ -107,7 +154,9 @@ class free_pool {
       }
     }
   };
+  std::size_t capacity_;
   std::map<std::uint32_t, std::set<entry, scan_order>> pools_;
+  std::map<std::uint32_t, std::deque<entry>> freed_order_;  ///< only with a capacity
   std::uint64_t next_release_ = 0;
 };
 
