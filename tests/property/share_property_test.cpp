@@ -102,7 +102,7 @@ TEST_CASE("property: linear plans pass check_sharing for their order and cost at
 
 TEST_CASE("property: DAG plans pass check_sharing under every order, and under random orders") {
   std::mt19937_64 rng(62);
-  for (int trial = 0; trial < 2000; ++trial) {
+  for (int trial = 0; trial < 1200; ++trial) {
     const auto spec = mt::random_dag(rng);
     const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
     const auto options = random_options(memopt::make_buffer_table(g), rng);
@@ -112,7 +112,7 @@ TEST_CASE("property: DAG plans pass check_sharing under every order, and under r
                              memopt::dag_share(g, memopt::caffe2_size_aware_reuse{}, options)}) {
       CHECK(memopt::check_sharing(g, plan, options).empty());
       CHECK_FALSE(brute_force_overlap(spec, plan));
-      for (int k = 0; k < 3; ++k) {
+      for (int k = 0; k < 2; ++k) {
         const auto order = mt::random_topological_order(spec, rng);
         const std::span<const std::size_t> steps(order);
         CHECK(memopt::check_sharing(g, plan, steps, options).empty());
