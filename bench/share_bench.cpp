@@ -2,33 +2,21 @@
 // beside boost::topological_sort on the same graph.
 //   build-bench/bench/share_bench
 // Ratio to report: BM_dag_share / BM_topological_sort (target: at most 20).
-#include "random_graph.hpp"
+#include "baseline.hpp"
 
 #include <memopt/share.hpp>
 
 #include <benchmark/benchmark.h>
-#include <boost/graph/topological_sort.hpp>
 
-#include <iterator>
 #include <vector>
 
 namespace {
 
-const memopt::bench::graph& shared_graph() {
-  static const auto g = memopt::bench::random_graph();
-  return g;
-}
+using memopt::bench::shared_graph;
 
-void BM_topological_sort(benchmark::State& state) {
-  const auto& g = shared_graph();
-  for (auto _ : state) {
-    std::vector<std::size_t> reversed;
-    reversed.reserve(num_vertices(g));
-    boost::topological_sort(g, std::back_inserter(reversed));
-    benchmark::DoNotOptimize(reversed.data());
-  }
-}
-BENCHMARK(BM_topological_sort)->Unit(benchmark::kMillisecond);
+BENCHMARK(memopt::bench::topological_sort_baseline)
+    ->Name("BM_topological_sort")
+    ->Unit(benchmark::kMillisecond);
 
 void BM_dag_share(benchmark::State& state) {
   const auto& g = shared_graph();
@@ -40,27 +28,18 @@ void BM_dag_share(benchmark::State& state) {
 }
 BENCHMARK(BM_dag_share)->Unit(benchmark::kMillisecond);
 
+template <class Policy>
 void BM_linear_share(benchmark::State& state) {
   const auto& g = shared_graph();
   const auto order = memopt::program_order(g);
   const std::span<const std::size_t> steps(order);
   for (auto _ : state) {
-    auto plan = memopt::linear_share(g, steps);
+    auto plan = memopt::linear_share(g, steps, Policy{});
     benchmark::DoNotOptimize(plan.total_bytes);
     state.counters["storages"] = static_cast<double>(plan.num_storages());
   }
 }
-BENCHMARK(BM_linear_share)->Unit(benchmark::kMillisecond);
-
-void BM_linear_share_best_fit(benchmark::State& state) {
-  const auto& g = shared_graph();
-  const auto order = memopt::program_order(g);
-  const std::span<const std::size_t> steps(order);
-  for (auto _ : state) {
-    auto plan = memopt::linear_share(g, steps, memopt::best_fit_reuse{});
-    benchmark::DoNotOptimize(plan.total_bytes);
-  }
-}
-BENCHMARK(BM_linear_share_best_fit)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_linear_share<memopt::lifo_reuse>)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_linear_share<memopt::best_fit_reuse>)->Unit(benchmark::kMillisecond);
 
 }  // namespace

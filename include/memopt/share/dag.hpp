@@ -178,24 +178,11 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
       parked[blocker].push_back(s);
       return reuse_verdict::drop;
     };
-    for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
-      if (buffers.persistent[b]) continue;
-      plan.unshared_bytes = detail::checked_add(plan.unshared_bytes, buffers.bytes[b], i);
-      std::optional<std::size_t> reused;
-      if (!detail::is_static(c, options, b)) {
-        reused = pool.take(buffers.bytes[b], detail::device_of(options, b), judge,
-                           options.max_candidates);
-      }
-      if (reused) {
-        plan.storage_of[b] = *reused;
-        plan.storage_bytes[*reused] = std::max(plan.storage_bytes[*reused], buffers.bytes[b]);
-      } else {
-        plan.storage_of[b] = plan.storage_bytes.size();
-        plan.storage_bytes.push_back(buffers.bytes[b]);
-        last_users.emplace_back();
-        freed.emplace_back();
-      }
-    }
+    detail::place_outputs(c, options, i, plan, [&](buffer_id b) {
+      return pool.take(buffers.bytes[b], detail::device_of(options, b), judge, options.max_candidates);
+    });
+    last_users.resize(plan.num_storages());
+    freed.resize(plan.num_storages());
     for (const buffer_id b : c.reads[i]) {
       if (--readers_left[b] == 0 && !buffers.persistent[b] && !detail::is_static(c, options, b)) {
         release(b, c.readers[b]);
@@ -209,9 +196,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   });
   if (ran != n) require_acyclic(g, index);
 
-  for (const std::uint64_t bytes : plan.storage_bytes) {
-    plan.total_bytes = detail::checked_add(plan.total_bytes, bytes, 0);
-  }
+  detail::sum_storages(plan);
   return plan;
 }
 

@@ -44,28 +44,14 @@ template <tensor_graph G, reuse_policy Policy = lifo_reuse, vertex_index_map<G> 
 
   for (std::size_t t = 0; t < order.size(); ++t) {
     const std::size_t i = index(order[t]);
-    for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
-      if (buffers.persistent[b]) continue;
-      plan.unshared_bytes = detail::checked_add(plan.unshared_bytes, buffers.bytes[b], i);
-      std::optional<std::size_t> reused;
-      if (!detail::is_static(c, options, b)) {
-        reused = pool.take(buffers.bytes[b], detail::device_of(options, b), anything,
-                           static_cast<std::size_t>(-1));
-      }
-      if (reused) {
-        plan.storage_of[b] = *reused;
-        plan.storage_bytes[*reused] = std::max(plan.storage_bytes[*reused], buffers.bytes[b]);
-      } else {
-        plan.storage_of[b] = plan.storage_bytes.size();
-        plan.storage_bytes.push_back(buffers.bytes[b]);
-      }
-    }
+    detail::place_outputs(c, options, i, plan, [&](buffer_id b) {
+      return pool.take(buffers.bytes[b], detail::device_of(options, b), anything,
+                       static_cast<std::size_t>(-1));
+    });
     for (const buffer_id b : c.reads[i]) release(b, t);
     for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) release(b, t);
   }
-  for (const std::uint64_t bytes : plan.storage_bytes) {
-    plan.total_bytes = detail::checked_add(plan.total_bytes, bytes, 0);
-  }
+  detail::sum_storages(plan);
   return plan;
 }
 

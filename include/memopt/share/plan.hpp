@@ -13,10 +13,13 @@
 
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/compact.hpp>
+#include <memopt/liveness/liveness.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -67,6 +70,36 @@ inline bool is_static(const compact_graph& c, const share_options& options, buff
   if (c.buffers.live_out[b]) return true;
   if (!options.dont_share.empty() && options.dont_share[b]) return true;
   return !options.share_graph_inputs && c.predecessors.size(c.buffers.owner[b]) == 0;
+}
+
+/// Places the outputs of vertex i: each transient one goes into the storage
+/// offer(b) returns (growing it to fit), or into a new storage when offer has
+/// none or b is static. Counts them in unshared_bytes.
+template <class Offer>
+void place_outputs(const compact_graph& c, const share_options& options, std::size_t i,
+                   sharing_plan& plan, Offer&& offer) {
+  const buffer_table& buffers = c.buffers;
+  for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
+    if (buffers.persistent[b]) continue;
+    plan.unshared_bytes = checked_add(plan.unshared_bytes, buffers.bytes[b], i);
+    const std::optional<std::size_t> reused =
+        is_static(c, options, b) ? std::nullopt : offer(b);
+    if (reused) {
+      plan.storage_of[b] = *reused;
+      plan.storage_bytes[*reused] = std::max(plan.storage_bytes[*reused], buffers.bytes[b]);
+    } else {
+      plan.storage_of[b] = plan.storage_bytes.size();
+      plan.storage_bytes.push_back(buffers.bytes[b]);
+    }
+  }
+}
+
+/// Sets total_bytes, the sum of the storages.
+inline void sum_storages(sharing_plan& plan) {
+  plan.total_bytes = 0;
+  for (const std::uint64_t bytes : plan.storage_bytes) {
+    plan.total_bytes = checked_add(plan.total_bytes, bytes, 0);
+  }
 }
 
 /// Throws std::invalid_argument when a per-buffer option has the wrong length.
