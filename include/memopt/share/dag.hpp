@@ -8,20 +8,23 @@
 // The seed tracks this with a token per branch and a token set per blob,
 // quadratic on wide graphs. Here ops run in the seed's depth-first order (the
 // graph inputs and weights first, then an op as soon as its last predecessor
-// has, depth first), and
-// "u precedes the op" is answered in near-constant time from facts the walk
-// already holds: u is on the walk's stack (a chain of edges leads from u to
-// the op), or a direct predecessor, or u has been merged (union-find) into
-// the one of those it flows into: once the last successor of a vertex has
-// run, that vertex is merged into it. A "yes" is always a path in the graph,
+// has, depth first), and "u precedes the op" is answered in near-constant
+// time from facts the walk already holds: u is on the walk's stack (a chain of
+// edges leads from u to the op), or a direct predecessor, or u has been merged
+// (union-find) into one of those: once the last successor of a vertex has
+// run, the vertex is merged into it. A "yes" is always a path in the graph,
 // so every plan passes check_sharing(g, plan); a path the test cannot see
-// costs a missed reuse, never a wrong one. Among the allowed storages the
-// policy picks (best fit by default), examining at most
-// options.max_candidates of them per output.
+// costs a missed reuse, never a wrong one. A storage refused because of user
+// u leaves the pool until a successor of u runs (nothing else can change the
+// answer), so refusals are not paid for again and again.
 //
-// O((V + E) α + B · max_candidates · log B). Throws cycle_error (with the
-// cycle), bad_port_error, size_overflow_error, std::invalid_argument (options
-// of the wrong length).
+// Among the allowed storages the policy picks (best fit by default), judging
+// at most options.max_candidates per output; the pool keeps the
+// options.max_free storages freed last per device.
+//
+// O((V + E) α(V) + B · max_candidates · log max_free) for B buffers (a
+// refused storage comes back to the pool at most once per refusal). Throws cycle_error (with the cycle), bad_port_error,
+// size_overflow_error, std::invalid_argument (options of the wrong length).
 
 #include <memopt/graph/compact.hpp>
 #include <memopt/graph/topology.hpp>
