@@ -33,6 +33,7 @@
 #include <memopt/share/policy.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -146,7 +147,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     std::uint32_t device = 0;
   };
   std::vector<free_storage> freed;  // by storage, while it is free
-  const auto release = [&](buffer_id b, std::span<const std::size_t> users) {
+  const auto release = [&](buffer_id b, const auto& users) {
     const std::size_t s = plan.storage_of[b];
     last_users[s].assign(users.begin(), users.end());
     freed[s].device = detail::device_of(options, b);
@@ -193,7 +194,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     }
     for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
       if (c.readers.size(b) == 0 && !buffers.persistent[b] && !detail::is_static(c, options, b)) {
-        release(b, std::span<const std::size_t>(&i, 1));
+        release(b, std::array<std::size_t, 1>{i});
       }
     }
   });

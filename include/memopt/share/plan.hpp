@@ -49,12 +49,19 @@ struct sharing_plan {
 
 /// Buffers of each storage, by increasing buffer id.
 [[nodiscard]] inline csr_rows<buffer_id> storage_members(const sharing_plan& plan) {
-  return detail::distinct_rows<buffer_id>(
-      plan.num_storages(), plan.storage_of.size(), [&plan](auto emit) {
-        for (buffer_id b = 0; b < plan.storage_of.size(); ++b) {
-          if (plan.storage_of[b] < plan.num_storages()) emit(plan.storage_of[b], b);
-        }
-      });
+  const std::size_t storages = plan.num_storages();
+  csr_rows<buffer_id> members;
+  members.first.assign(storages + 1, 0);
+  for (const std::size_t s : plan.storage_of) {
+    if (s < storages) ++members.first[s + 1];
+  }
+  for (std::size_t s = 0; s < storages; ++s) members.first[s + 1] += members.first[s];
+  std::vector<std::size_t> next(members.first.begin(), members.first.end() - 1);
+  members.items.resize(members.first.back());
+  for (buffer_id b = 0; b < plan.storage_of.size(); ++b) {
+    if (plan.storage_of[b] < storages) members.items[next[plan.storage_of[b]]++] = b;
+  }
+  return members;
 }
 
 namespace detail {
