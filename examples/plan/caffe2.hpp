@@ -48,7 +48,13 @@ inline command add_caffe2_command(CLI::App& app) {
             memonger.seed_size_pick = opts->policy == "caffe2";
             if (!opts->blob_bytes.empty()) {
               try {
-                for (const auto& [blob, bytes] : nlohmann::json::parse(read(opts->blob_bytes)).items()) {
+                const auto sizes = nlohmann::json::parse(read(opts->blob_bytes));
+                if (!sizes.is_object()) throw cli_error(opts->blob_bytes + ": not a JSON object of byte counts");
+                for (const auto& [blob, bytes] : sizes.items()) {
+                  if (!bytes.is_number_unsigned()) {
+                    throw cli_error(opts->blob_bytes + ": not a JSON object of byte counts: '" + blob +
+                                    "' has " + bytes.dump());
+                  }
                   memonger.blob_bytes[blob] = bytes.get<std::uint64_t>();
                 }
               } catch (const nlohmann::json::exception& e) {

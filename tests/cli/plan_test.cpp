@@ -269,4 +269,20 @@ TEST_CASE("caffe2: rewrites a NetDef, refuses as the seed does, names the blob r
   check_refused(plan("caffe2 " + write_temp("c2bad.json", "[1]").string() + " --pass dag"), "not an object");
   check_refused(plan("caffe2 /nonexistent/net.json --pass dag"), "cannot open");
   check_refused(plan("caffe2 " + nets + "/chain.json --pass fast"), "--pass");
+
+  // Options reach the passes: b kept, the seed's size pick with sizes.
+  const auto kept = plan("caffe2 " + nets + "/chain.json --pass inference --dont-share b");
+  REQUIRE(kept.status == 0);
+  CHECK(nlohmann::json::parse(kept.out)["op"][1]["output"] == nlohmann::json{"b"});
+  const auto sizes = write_temp("sizes.json", R"({"a": 100, "b": 10, "c": 10})");
+  const auto sized = plan("caffe2 " + nets + "/chain.json --pass dag --policy caffe2 --blob-bytes " +
+                          sizes.string());
+  REQUIRE(sized.status == 0);
+  CHECK(nlohmann::json::parse(sized.out)["op"][2]["output"] == nlohmann::json{"__m0_shared"});
+  check_refused(plan("caffe2 " + nets + "/chain.json --pass dag --blob-bytes " +
+                     write_temp("sizes_bad.json", R"({"a": -1})").string()),
+                "not a JSON object of byte counts");
+  const auto fit = plan("share " + data_dir + "/small/diamond.json --algo linear --policy best-fit");
+  REQUIRE(fit.status == 0);
+  CHECK(nlohmann::json::parse(fit.out)["policy"] == "best-fit");
 }
