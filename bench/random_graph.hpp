@@ -6,14 +6,10 @@
 
 #include <memopt/graph/tensor_traits.hpp>
 
-#include <benchmark/benchmark.h>
 #include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/topological_sort.hpp>
 
 #include <cstdint>
-#include <iterator>
 #include <random>
-#include <vector>
 
 namespace memopt::bench {
 
@@ -47,24 +43,6 @@ inline graph random_graph(const random_graph_options& o = {}) {
     add_edge(from, to, tensor_edge{.port = rng() % g[from].outputs.size(), .control = control(rng)}, g);
   }
   return g;
-}
-
-/// The default random graph, built once and shared by a binary's benchmarks.
-inline const graph& shared_graph() {
-  static const auto g = random_graph();
-  return g;
-}
-
-/// The baseline every family's benchmark registers beside its own:
-/// boost::topological_sort on shared_graph().
-inline void BM_topological_sort(benchmark::State& state) {
-  const auto& g = shared_graph();
-  for (auto _ : state) {
-    std::vector<std::size_t> reversed;
-    reversed.reserve(num_vertices(g));
-    boost::topological_sort(g, std::back_inserter(reversed));
-    benchmark::DoNotOptimize(reversed.data());
-  }
 }
 
 }  // namespace memopt::bench

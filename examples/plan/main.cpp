@@ -2,10 +2,12 @@
 // family (see each command's header). Exit 0 on success; 1 on bad input or
 // usage, with one line on stderr.
 
+#include "caffe2.hpp"
 #include "command.hpp"
 #include "peak.hpp"
 #include "report.hpp"
 #include "schedule.hpp"
+#include "share.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -18,9 +20,11 @@ int main(int argc, char** argv) {
   CLI::App app{"memopt-plan: plan the memory of a computation graph (memopt-graph/1 JSON)"};
   app.require_subcommand(1);
   const std::vector<memopt::plan::command> commands = {
+      memopt::plan::add_caffe2_command(app),
       memopt::plan::add_peak_command(app),
       memopt::plan::add_schedule_command(app),
       memopt::plan::add_report_command(app),
+      memopt::plan::add_share_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "format.hpp"
 #include "schedulers.hpp"
+#include "share.hpp"
 
 #include <memopt/liveness.hpp>
 
@@ -74,6 +75,7 @@ inline command add_report_command(CLI::App& app) {
               report_header(g, *path, std::cout);
               report_schedules(g, std::cout);
               report_peak_buffers(g, std::cout);
+              report_sharing(g, std::cout);
             });
           }};
 }

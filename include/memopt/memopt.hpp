@@ -3,3 +3,4 @@
 #include <memopt/graph.hpp>
 #include <memopt/liveness.hpp>
 #include <memopt/schedule.hpp>
+#include <memopt/share.hpp>

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -200,4 +201,124 @@ TEST_CASE("usage: exit 1 with one line, and --help exits 0") {
   const auto help = plan("--help");
   CHECK(help.status == 0);
   CHECK(help.out.find("peak") != std::string::npos);
+}
+
+namespace {
+
+/// The share JSON contract: every buffer of the graph that is not persistent
+/// in exactly one storage, total_bytes the sum of the storages.
+void check_share_contract(const nlohmann::json& j, const std::string& graph_path) {
+  const auto graph = nlohmann::json::parse(std::ifstream(graph_path));
+  std::set<std::string> expected, listed;
+  for (const auto& node : graph["nodes"]) {
+    if (node.value("persistent", false)) continue;
+    for (std::size_t p = 0; p < node["outputs"].size(); ++p) {
+      expected.insert(node["name"].get<std::string>() + ":" + std::to_string(p));
+    }
+  }
+  std::uint64_t total = 0;
+  for (const auto& storage : j["storages"]) {
+    total += storage["bytes"].get<std::uint64_t>();
+    CHECK(!storage["buffers"].empty());
+    for (const auto& b : storage["buffers"]) CHECK(listed.insert(b.get<std::string>()).second);
+  }
+  CHECK(listed == expected);
+  CHECK(j["total_bytes"].get<std::uint64_t>() == total);
+  CHECK(total <= j["unshared_bytes"].get<std::uint64_t>());
+}
+
+}  // namespace
+
+TEST_CASE("share: the JSON contract on the diamond, linear and DAG") {
+  const auto diamond = data_dir + "/small/diamond.json";
+  const auto order = write_temp("share_order.txt", "s\nl1\nl2\nr1\nr2\nj\n");
+  const auto r = plan("share " + diamond + " --algo linear --order " + order.string());
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["algo"] == "linear");
+  CHECK(j["policy"] == "lifo");
+  CHECK(j["storages"].size() == 5);
+  CHECK(j["storages"][1] == nlohmann::json{{"bytes", 10}, {"buffers", {"l1:0", "r1:0"}}});
+  CHECK(j["total_bytes"] == 14);
+  CHECK(j["unshared_bytes"] == 24);
+  CHECK(j["peak_bytes"] == 12);
+  check_share_contract(j, diamond);
+
+  const auto d = plan("share " + diamond + " --algo dag");
+  REQUIRE(d.status == 0);
+  const auto k = nlohmann::json::parse(d.out);
+  CHECK(k["storages"].size() == 6);  // the two branches never share
+  CHECK(k["total_bytes"] == 24);
+  check_share_contract(k, diamond);
+}
+
+TEST_CASE("share: real graphs, both passes, never below the peak") {
+  for (const char* file : {"resnet18_train_b32.json", "inception_v3_infer_b32.json", "gpt_infer_b32.json"}) {
+    for (const char* algo : {"linear", "dag"}) {
+      INFO(file << " " << algo);
+      const auto r = plan("share " + data_dir + "/" + file + " --algo " + algo);
+      REQUIRE(r.status == 0);
+      const auto j = nlohmann::json::parse(r.out);
+      check_share_contract(j, data_dir + "/" + file);
+      CHECK(j["total_bytes"].get<std::uint64_t>() >= j["peak_bytes"].get<std::uint64_t>());
+    }
+  }
+  const auto report = plan("report " + data_dir + "/resnet18_infer_b1.json");
+  REQUIRE(report.status == 0);
+  CHECK(report.out.find("DAG (every order), best fit") != std::string::npos);
+  CHECK(report.out.find("7831456") != std::string::npos);  // linear, LIFO
+}
+
+TEST_CASE("share: bad usage and input, one line each") {
+  const auto diamond = data_dir + "/small/diamond.json";
+  check_refused(plan("share " + diamond + " --algo greedy"), "--algo");
+  check_refused(plan("share " + diamond), "--algo");
+  check_refused(plan("share " + diamond + " --algo dag --order " +
+                     write_temp("share_o.txt", "s\n").string()),
+                "--order applies to --algo linear only");
+  check_refused(plan("share " + diamond + " --algo linear --order " +
+                     write_temp("share_bad.txt", "s\nl2\nl1\nr1\nr2\nj\n").string()),
+                "the order runs 'l2' before its predecessor 'l1'");
+}
+
+TEST_CASE("caffe2: rewrites a NetDef, refuses as the seed does, names the blob read too early") {
+  const auto nets = data_dir + "/../caffe2_like/data";
+  const auto r = plan("caffe2 " + nets + "/chain.json --pass inference");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["op"][2]["input"] == nlohmann::json{"__m1_shared", "W2", "B2"});
+  CHECK(j["op"][2]["output"] == nlohmann::json{"__m0_shared"});
+  CHECK(j["external_output"] == nlohmann::json{"out"});
+
+  const auto d = plan("caffe2 " + nets + "/branches.json --pass dag --namescope ns/");
+  REQUIRE(d.status == 0);
+  CHECK(nlohmann::json::parse(d.out)["op"][2]["output"] == nlohmann::json{"ns/__m0_shared"});
+
+  const auto refused = plan("caffe2 " + nets + "/branches.json --pass inference");
+  CHECK(refused.status == 0);
+  CHECK(nlohmann::json::parse(refused.out) == nlohmann::json::parse(std::ifstream(nets + "/branches.json")));
+  CHECK(refused.err.find("left unchanged: cannot optimise memory for nets of type 'dag'") != std::string::npos);
+
+  const auto early = write_temp("early.json", R"({"op": [{"type": "Relu", "input": ["y"], "output": ["z"]},
+      {"type": "Relu", "input": ["z"], "output": ["y"]}]})");
+  check_refused(plan("caffe2 " + early.string() + " --pass dag"), "reads blob 'y' before any op produced it");
+  check_refused(plan("caffe2 " + write_temp("c2bad.json", "[1]").string() + " --pass dag"), "not an object");
+  check_refused(plan("caffe2 /nonexistent/net.json --pass dag"), "cannot open");
+  check_refused(plan("caffe2 " + nets + "/chain.json --pass fast"), "--pass");
+
+  // Options reach the passes: b kept, the seed's size pick with sizes.
+  const auto kept = plan("caffe2 " + nets + "/chain.json --pass inference --dont-share b");
+  REQUIRE(kept.status == 0);
+  CHECK(nlohmann::json::parse(kept.out)["op"][1]["output"] == nlohmann::json{"b"});
+  const auto sizes = write_temp("sizes.json", R"({"a": 100, "b": 10, "c": 10})");
+  const auto sized = plan("caffe2 " + nets + "/chain.json --pass dag --policy caffe2 --blob-bytes " +
+                          sizes.string());
+  REQUIRE(sized.status == 0);
+  CHECK(nlohmann::json::parse(sized.out)["op"][2]["output"] == nlohmann::json{"__m0_shared"});
+  check_refused(plan("caffe2 " + nets + "/chain.json --pass dag --blob-bytes " +
+                     write_temp("sizes_bad.json", R"({"a": -1})").string()),
+                "not a JSON object of byte counts");
+  const auto fit = plan("share " + data_dir + "/small/diamond.json --algo linear --policy best-fit");
+  REQUIRE(fit.status == 0);
+  CHECK(nlohmann::json::parse(fit.out)["policy"] == "best-fit");
 }

@@ -1,0 +1,129 @@
+#pragma once
+// memopt-plan share GRAPH --algo linear|dag [--order FILE] [--policy lifo|best-fit|caffe2]
+// One JSON object: graph, algo, policy, storages (each with bytes and its
+// buffers as "node:port"; persistent buffers are in none, static ones alone),
+// total_bytes (sum of the storages), unshared_bytes, peak_bytes (the peak of
+// the order used: no plan for it can cost less) and persistent_bytes.
+// linear follows the file's order unless --order gives another; dag is valid
+// for every order. Every plan is checked with check_sharing before printing.
+//
+// report_sharing adds the same figures to memopt-plan report.
+
+#include "command.hpp"
+#include "format.hpp"
+
+#include <io/order_file.hpp>
+
+#include <memopt/liveness.hpp>
+#include <memopt/share.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <ostream>
+
+namespace memopt::plan {
+
+/// The plan of `algo` ("linear" or "dag") with `policy` ("" for the
+/// algorithm's default), checked; an invalid plan is an internal error.
+inline sharing_plan share_graph(const io::file_graph& g, const std::vector<std::size_t>& order,
+                                const std::string& algo, const std::string& policy) {
+  const std::span<const std::size_t> steps(order);
+  const auto run = [&](auto reuse) {
+    return algo == "linear" ? linear_share(g, steps, reuse) : dag_share(g, reuse);
+  };
+  const std::string chosen = policy.empty() ? (algo == "linear" ? "lifo" : "best-fit") : policy;
+  const sharing_plan plan = chosen == "lifo"       ? run(lifo_reuse{})
+                            : chosen == "best-fit" ? run(best_fit_reuse{})
+                                                   : run(caffe2_size_aware_reuse{});
+  const auto violations = algo == "linear" ? check_sharing(g, plan, steps) : check_sharing(g, plan);
+  if (!violations.empty()) {
+    throw std::logic_error(algo + " sharing produced an invalid plan (" +
+                           std::to_string(violations.size()) + " violations)");
+  }
+  return plan;
+}
+
+inline command add_share_command(CLI::App& app) {
+  struct options {
+    std::string graph;
+    std::string algo;
+    std::string order;
+    std::string policy;
+  };
+  auto opts = std::make_shared<options>();
+  auto* cmd = app.add_subcommand("share", "which buffers may share storage, as JSON");
+  cmd->add_option("GRAPH", opts->graph, "memopt-graph/1 file (.json or .json.gz)")->required();
+  cmd->add_option("--algo", opts->algo, "linear (one order) or dag (every order)")
+      ->required()
+      ->check(CLI::IsMember({"linear", "dag"}));
+  cmd->add_option("--order", opts->order, "linear: node names, one a line (default: the file's order)");
+  cmd->add_option("--policy", opts->policy,
+                  "reuse policy: lifo (linear's default), best-fit (dag's default), caffe2")
+      ->check(CLI::IsMember({"lifo", "best-fit", "caffe2"}));
+  return {cmd, [opts] {
+            if (opts->algo == "dag" && !opts->order.empty()) {
+              throw cli_error("share: --order applies to --algo linear only");
+            }
+            const auto g = load_graph(opts->graph);
+            naming_nodes(g, opts->graph, [&] {
+              const auto order = opts->order.empty() ? program_order(g) : io::read_order(opts->order, g);
+              const auto live = liveness(g, std::span<const std::size_t>(order));
+              const auto plan = share_graph(g, order, opts->algo, opts->policy);
+              const auto members = storage_members(plan);
+              nlohmann::ordered_json out;
+              out["graph"] = g[boost::graph_bundle].name;
+              out["algo"] = opts->algo;
+              out["policy"] = opts->policy.empty() ? (opts->algo == "linear" ? "lifo" : "best-fit")
+                                                   : opts->policy;
+              auto& storages = out["storages"] = nlohmann::ordered_json::array();
+              for (std::size_t s = 0; s < plan.num_storages(); ++s) {
+                nlohmann::ordered_json storage;
+                storage["bytes"] = plan.storage_bytes[s];
+                auto& names = storage["buffers"] = nlohmann::ordered_json::array();
+                for (const auto b : members[s]) {
+                  names.push_back(buffer_name(g, plan.buffers.owner[b], plan.buffers.port_of(b)));
+                }
+                storages.push_back(std::move(storage));
+              }
+              out["total_bytes"] = plan.total_bytes;
+              out["unshared_bytes"] = plan.unshared_bytes;
+              out["peak_bytes"] = live.peak_bytes;
+              out["persistent_bytes"] = live.persistent_bytes;
+              std::cout << out.dump() << '\n';
+            });
+          }};
+}
+
+/// Storages and bytes without sharing, with each pass, and the lower bound.
+inline void report_sharing(const io::file_graph& g, std::ostream& out) {
+  const auto order = program_order(g);
+  const auto live = liveness(g, std::span<const std::size_t>(order));
+  out << "Sharing: storages for the transient buffers (lower bound: the program order's peak)\n"
+      << "  " << pad("plan", 28) << pad("storages", 10, true) << pad("bytes", 14, true)
+      << pad("", 12, true) << pad("vs bound", 10, true) << '\n';
+  const auto row = [&](const std::string& name, std::size_t storages, std::uint64_t bytes) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.3f",
+                  live.peak_bytes == 0 ? 1.0
+                                       : static_cast<double>(bytes) / static_cast<double>(live.peak_bytes));
+    out << "  " << pad(name, 28) << pad(storages == 0 ? "" : std::to_string(storages), 10, true)
+        << pad(std::to_string(bytes), 14, true) << pad(human_bytes(bytes), 12, true)
+        << pad(ratio, 10, true) << '\n';
+  };
+  const auto linear = share_graph(g, order, "linear", "");
+  row("no sharing", linear.buffers.size() - static_cast<std::size_t>(std::ranges::count(
+                                               linear.buffers.persistent, true)),
+      linear.unshared_bytes);
+  row("linear, program order, LIFO", linear.num_storages(), linear.total_bytes);
+  const auto fit = share_graph(g, order, "linear", "best-fit");
+  row("linear, best fit", fit.num_storages(), fit.total_bytes);
+  const auto dag = share_graph(g, order, "dag", "");
+  row("DAG (every order), best fit", dag.num_storages(), dag.total_bytes);
+  row("lower bound (peak)", 0, live.peak_bytes);
+  out << '\n';
+}
+
+}  // namespace memopt::plan

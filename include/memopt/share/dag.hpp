@@ -1,0 +1,207 @@
+#pragma once
+// dag_share: buffer sharing valid for *every* order of the graph (Caffe2
+// memonger's blob recycling for DAGs). A storage may take a new buffer only
+// when the ops that last used it (the readers of its last member, or its
+// producer when nobody reads it) all precede the new buffer's producer in the
+// graph; so parallel branches never share, and no storage mixes devices.
+//
+// The seed tracks this with a token per branch and a token set per blob,
+// quadratic on wide graphs. Here ops run in the seed's depth-first order (the
+// graph inputs and weights first, then an op as soon as its last predecessor
+// has, depth first), and "u precedes the op" is answered in near-constant
+// time from facts the walk already holds: u is on the walk's stack (a chain of
+// edges leads from u to the op), or a direct predecessor, or u has been merged
+// (union-find) into one of those: once the last successor of a vertex has
+// run, the vertex is merged into it. A "yes" is always a path in the graph,
+// so every plan passes check_sharing(g, plan); a path the test cannot see
+// costs a missed reuse, never a wrong one. A storage refused because of user
+// u leaves the pool until a successor of u runs (nothing else can change the
+// answer), so refusals are not paid for again and again.
+//
+// Among the allowed storages the policy picks (best fit by default), judging
+// at most options.max_candidates per output; the pool keeps the
+// options.max_free storages freed last per device.
+//
+// O((V + E) α(V) + B · max_candidates · log max_free) for B buffers (a
+// refused storage comes back to the pool at most once per refusal). Throws cycle_error (with the cycle), bad_port_error,
+// size_overflow_error, std::invalid_argument (options of the wrong length).
+
+#include <memopt/graph/compact.hpp>
+#include <memopt/graph/topology.hpp>
+#include <memopt/liveness/liveness.hpp>
+#include <memopt/share/plan.hpp>
+#include <memopt/share/policy.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace memopt {
+
+namespace detail {
+
+/// The seed's depth-first topological walk: an op runs as soon as its last
+/// predecessor has, depth first. The vertices without predecessors (graph
+/// inputs, weights) and the persistent vertices fed only by those run first,
+/// as the seed's heads and parameters exist before any op; then the walk
+/// descends from each, in that order. on_run(v)
+/// is called for each op, with `on_stack` telling which ops lie on the chain
+/// of edges the walk followed to v. Returns the number of ops run (fewer than
+/// V: the graph has a cycle).
+template <class Persistent, class OnRun>
+std::size_t depth_first_topological(const compact_graph& c, Persistent&& persistent,
+                                    std::vector<bool>& on_stack, OnRun&& on_run) {
+  const std::size_t n = c.num_vertices();
+  std::vector<std::size_t> waiting(n);
+  for (std::size_t v = 0; v < n; ++v) waiting[v] = c.predecessors.size(v);
+  on_stack.assign(n, false);
+  std::vector<bool> started(n, false);
+  std::size_t ran = 0;
+  const auto run = [&](std::size_t v) {
+    started[v] = true;
+    on_run(v);
+    ++ran;
+  };
+  // First the vertices without predecessors, and the persistent vertices
+  // that only they feed (weight views): their successors are counted down now.
+  std::vector<std::size_t> first;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (waiting[v] == 0) first.push_back(v);
+  }
+  for (std::size_t k = 0; k < first.size(); ++k) {
+    run(first[k]);
+    for (const std::size_t w : c.successors[first[k]]) {
+      if (--waiting[w] == 0 && persistent(w)) first.push_back(w);
+    }
+  }
+  struct frame {
+    std::size_t v;
+    std::size_t next;  ///< position in successors[v]
+  };
+  std::vector<frame> stack;
+  for (const std::size_t root : first) {
+    on_stack[root] = true;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      frame& top = stack.back();
+      const auto successors = c.successors[top.v];
+      if (top.next == successors.size()) {
+        on_stack[top.v] = false;
+        stack.pop_back();
+        continue;
+      }
+      const std::size_t w = successors[top.next++];
+      // The successors of the first vertices were counted down when they ran.
+      const bool ready = stack.size() == 1 ? waiting[w] == 0 : --waiting[w] == 0;
+      if (ready && !started[w]) {
+        on_stack[w] = true;  // before on_run: w lies on its own chain
+        run(w);
+        stack.push_back({w, 0});
+      }
+    }
+  }
+  return ran;
+}
+
+}  // namespace detail
+
+template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
+          vertex_index_map<G> Index = identity_index>
+[[nodiscard]] sharing_plan dag_share(const G& g, Policy = {}, const share_options& options = {},
+                                     Index index = {}) {
+  const compact_graph c = make_compact_graph(g, index);
+  const buffer_table& buffers = c.buffers;
+  detail::check_option_sizes(options, buffers.size());
+  const std::size_t n = c.num_vertices();
+
+  sharing_plan plan;
+  plan.buffers = buffers;
+  plan.storage_of.assign(buffers.size(), no_storage);
+  std::vector<std::vector<std::size_t>> last_users;  // by storage, while it is free
+  detail::free_pool<Policy> pool(options.max_free);
+
+  // Union-find: a vertex whose successors have all run points to the last of them.
+  std::vector<std::size_t> merged_into(n);
+  for (std::size_t v = 0; v < n; ++v) merged_into[v] = v;
+  const auto find = [&merged_into](std::size_t v) {
+    while (merged_into[v] != v) v = merged_into[v] = merged_into[merged_into[v]];
+    return v;
+  };
+  std::vector<std::size_t> successors_left(n);
+  for (std::size_t v = 0; v < n; ++v) successors_left[v] = c.successors.size(v);
+  std::vector<std::size_t> readers_left(buffers.size());
+  for (buffer_id b = 0; b < buffers.size(); ++b) readers_left[b] = c.readers.size(b);
+
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> predecessor_of(n, none);  // stamp: a predecessor of this op
+  std::vector<std::size_t> seen(n, none);            // stamp: de-duplicates last_users
+  std::vector<bool> on_stack;
+
+  // A storage whose test fails because of user u stays out of the pool until
+  // a successor of u runs: u never returns to the stack, so only then can u
+  // become a predecessor of the op or be merged into another vertex.
+  std::vector<std::vector<std::size_t>> parked(n);  // by vertex: storages waiting on it
+  struct free_storage {
+    std::uint64_t release = 0;
+    std::uint32_t device = 0;
+  };
+  std::vector<free_storage> freed;  // by storage, while it is free
+  const auto release = [&](buffer_id b, const auto& users) {
+    const std::size_t s = plan.storage_of[b];
+    last_users[s].assign(users.begin(), users.end());
+    freed[s].device = detail::device_of(options, b);
+    freed[s].release = pool.add(s, plan.storage_bytes[s], freed[s].device);
+  };
+
+  const auto persistent = [&buffers](std::size_t v) {
+    return buffers.num_outputs(v) > 0 && buffers.persistent[buffers.first[v]];
+  };
+  const std::size_t ran = detail::depth_first_topological(c, persistent, on_stack, [&](std::size_t i) {
+    for (const std::size_t p : c.predecessors[i]) {
+      predecessor_of[p] = i;
+      if (--successors_left[p] == 0) merged_into[p] = i;
+      for (const std::size_t s : parked[p]) pool.restore(s, plan.storage_bytes[s], freed[s].device, freed[s].release);
+      parked[p].clear();
+    }
+    // Every last user reaches op i; the list shrinks to distinct set leaders.
+    const auto judge = [&](std::size_t s) {
+      auto& users = last_users[s];
+      std::size_t kept = 0, blocker = none;
+      for (const std::size_t u : users) {
+        const std::size_t leader = find(u);
+        if (seen[leader] == s) continue;
+        seen[leader] = s;
+        users[kept++] = leader;
+        const bool reaches = leader == i || on_stack[leader] || predecessor_of[leader] == i;
+        if (!reaches && blocker == none) blocker = leader;
+      }
+      users.resize(kept);
+      for (const std::size_t u : users) seen[u] = none;
+      if (blocker == none) return reuse_verdict::take;
+      parked[blocker].push_back(s);
+      return reuse_verdict::drop;
+    };
+    detail::place_outputs(c, options, i, plan, [&](buffer_id b) {
+      return pool.take(buffers.bytes[b], detail::device_of(options, b), judge, options.max_candidates);
+    });
+    last_users.resize(plan.num_storages());
+    freed.resize(plan.num_storages());
+    for (const buffer_id b : c.reads[i]) {
+      if (--readers_left[b] == 0 && !buffers.persistent[b] && !detail::is_static(c, options, b)) {
+        release(b, c.readers[b]);
+      }
+    }
+    for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
+      if (c.readers.size(b) == 0 && !buffers.persistent[b] && !detail::is_static(c, options, b)) {
+        release(b, std::array<std::size_t, 1>{i});
+      }
+    }
+  });
+  if (ran != n) require_acyclic(g, index);
+
+  detail::sum_storages(plan);
+  return plan;
+}
+
+}  // namespace memopt

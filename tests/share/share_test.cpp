@@ -1,0 +1,344 @@
+// share/: linear_share, dag_share and check_sharing on small graphs worked
+// out by hand, storage by storage.
+#include "../support/graph_spec.hpp"
+#include "../support/named_graphs.hpp"
+
+#include <memopt/share.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
+namespace mt = memopt::testing;
+
+namespace {
+
+std::vector<std::size_t> iota(std::size_t n) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  return order;
+}
+
+template <class G, class Policy = memopt::lifo_reuse>
+memopt::sharing_plan linear(const mt::graph_spec& spec, const std::vector<std::size_t>& order,
+                            Policy policy = {}, const memopt::share_options& options = {}) {
+  const auto [g, vertex] = mt::build<G>(spec);
+  const auto vs = mt::to_vertices<G>(vertex, order);
+  auto plan = memopt::linear_share(g, std::span<const memopt::vertex_t<G>>(vs), policy, options,
+                                   mt::index_map(g));
+  CHECK(memopt::check_sharing(g, plan, std::span<const memopt::vertex_t<G>>(vs), options,
+                              mt::index_map(g))
+            .empty());
+  return plan;
+}
+
+template <class G, class Policy = memopt::best_fit_reuse>
+memopt::sharing_plan dag(const mt::graph_spec& spec, Policy policy = {},
+                         const memopt::share_options& options = {}) {
+  const auto [g, vertex] = mt::build<G>(spec);
+  auto plan = memopt::dag_share(g, policy, options, mt::index_map(g));
+  CHECK(memopt::check_sharing(g, plan, options, mt::index_map(g)).empty());
+  return plan;
+}
+
+/// Storage of buffer (vertex, port 0), spec vertices being their own indices.
+std::size_t storage(const memopt::sharing_plan& plan, std::size_t vertex) {
+  return plan.storage_of[plan.buffers.id(vertex, 0)];
+}
+
+/// x(input) -> o1 -> o2 -> o3 -> o4 -> o5 (graph output), all 10 bytes.
+mt::graph_spec long_chain() {
+  mt::graph_spec spec{{{.outputs = {10}}}};
+  for (std::size_t k = 1; k <= 5; ++k) spec.nodes.push_back({.outputs = {10}, .inputs = {{k - 1, 0}}});
+  spec.nodes.back().live_out = {0};
+  return spec;
+}
+
+/// x -> p(10), q(20); r(5) reads p then q; s(7) reads r; t(1) reads s (output).
+mt::graph_spec two_freed() {
+  return {{{.outputs = {1}},
+           {.outputs = {10}, .inputs = {{0, 0}}},
+           {.outputs = {20}, .inputs = {{0, 0}}},
+           {.outputs = {5}, .inputs = {{1, 0}, {2, 0}}},
+           {.outputs = {7}, .inputs = {{3, 0}}},
+           {.outputs = {1}, .inputs = {{4, 0}}, .live_out = {0}}}};
+}
+
+/// s -> m(10) -> b1(1), b2(1) -> c2(1); j(8) reads b1, c2; k(10) reads j;
+/// out(1) reads k. m's readers are parallel: m is free again only at j.
+mt::graph_spec fan_join() {
+  return {{{.outputs = {1}},
+           {.outputs = {10}, .inputs = {{0, 0}}},
+           {.outputs = {1}, .inputs = {{1, 0}}},
+           {.outputs = {1}, .inputs = {{1, 0}}},
+           {.outputs = {1}, .inputs = {{3, 0}}},
+           {.outputs = {8}, .inputs = {{2, 0}, {4, 0}}},
+           {.outputs = {10}, .inputs = {{5, 0}}},
+           {.outputs = {1}, .inputs = {{6, 0}}, .live_out = {0}}}};
+}
+
+bool has(const std::vector<memopt::sharing_violation>& violations, memopt::sharing_fault fault) {
+  return std::ranges::any_of(violations, [&](const auto& v) { return v.fault == fault; });
+}
+
+}  // namespace
+
+#define ALL_GRAPH_TYPES mt::vec_graph, mt::list_graph, mt::bidir_graph, mt::hand_graph
+
+TEST_CASE_TEMPLATE("linear_share: a chain alternates between two shared storages", G, ALL_GRAPH_TYPES) {
+  const auto plan = linear<G>(long_chain(), iota(6));
+  CHECK(plan.num_storages() == 4);  // x, {o1, o3}, {o2, o4}, o5
+  CHECK(storage(plan, 1) == storage(plan, 3));
+  CHECK(storage(plan, 2) == storage(plan, 4));
+  CHECK(storage(plan, 1) != storage(plan, 2));
+  CHECK(plan.total_bytes == 40);
+  CHECK(plan.unshared_bytes == 60);
+}
+
+TEST_CASE("linear_share: graph inputs are static unless options say otherwise") {
+  memopt::share_options options{.share_graph_inputs = true};
+  const auto plan = linear<mt::vec_graph>(long_chain(), iota(6), memopt::lifo_reuse{}, options);
+  // x is freed after o1: o2 takes it, o3 takes o1's, o4 takes x's again.
+  CHECK(plan.num_storages() == 3);
+  CHECK(storage(plan, 0) == storage(plan, 2));
+  CHECK(storage(plan, 0) == storage(plan, 4));
+  CHECK(storage(plan, 1) == storage(plan, 3));
+  CHECK(plan.total_bytes == 30);
+}
+
+TEST_CASE("linear_share: LIFO takes the storage freed last, best fit the smallest that fits") {
+  const auto lifo = linear<mt::vec_graph>(two_freed(), iota(6));
+  CHECK(storage(lifo, 4) == storage(lifo, 2));  // q was freed after p
+  CHECK(lifo.storage_bytes[storage(lifo, 4)] == 20);
+  CHECK(lifo.total_bytes == 1 + 10 + 20 + 5 + 1);
+  const auto fit = linear<mt::vec_graph>(two_freed(), iota(6), memopt::best_fit_reuse{});
+  CHECK(storage(fit, 4) == storage(fit, 1));  // p (10) is the smallest that holds 7
+  CHECK(fit.total_bytes == 1 + 10 + 20 + 5 + 1);
+}
+
+TEST_CASE("linear_share: an op never writes into an input it reads for the last time") {
+  // r reads p and q for the last time: r's output takes neither.
+  const auto plan = linear<mt::vec_graph>(two_freed(), iota(6));
+  CHECK(storage(plan, 3) != storage(plan, 1));
+  CHECK(storage(plan, 3) != storage(plan, 2));
+}
+
+TEST_CASE("linear_share: the outputs of one op stay apart") {
+  // a(8) read by b; c has two outputs of 4 after a dies... both cannot take a's storage.
+  const mt::graph_spec spec{{{.outputs = {1}},
+                             {.outputs = {8}, .inputs = {{0, 0}}},
+                             {.outputs = {1}, .inputs = {{1, 0}}},
+                             {.outputs = {4, 4}, .inputs = {{2, 0}}},
+                             {.outputs = {1}, .inputs = {{3, 0}, {3, 1}}, .live_out = {0}}}};
+  const auto plan = linear<mt::vec_graph>(spec, iota(5));
+  const auto c0 = plan.storage_of[plan.buffers.id(3, 0)];
+  const auto c1 = plan.storage_of[plan.buffers.id(3, 1)];
+  CHECK(c0 != c1);
+  CHECK((c0 == storage(plan, 1) || c1 == storage(plan, 1)));
+}
+
+TEST_CASE("linear_share: unread outputs are free after their step") {
+  // x -> u(50) nobody reads; v(5) reads x and takes u's storage; w(30) reads v.
+  const mt::graph_spec spec{{{.outputs = {1}},
+                             {.outputs = {50}, .inputs = {{0, 0}}},
+                             {.outputs = {5}, .inputs = {{0, 0}}},
+                             {.outputs = {30}, .inputs = {{2, 0}}},
+                             {.outputs = {1}, .inputs = {{3, 0}}, .live_out = {0}}}};
+  const auto plan = linear<mt::vec_graph>(spec, iota(5));
+  CHECK(storage(plan, 2) == storage(plan, 1));
+  CHECK(plan.num_storages() == 4);
+  CHECK(plan.total_bytes == 1 + 50 + 30 + 1);
+  // Graph outputs are never recycled: each of outputs_dead's stays alone.
+  const auto dead = linear<mt::vec_graph>(mt::outputs_dead(), iota(5));
+  CHECK(dead.num_storages() == 5);
+  CHECK(dead.total_bytes == 122);
+}
+
+TEST_CASE("linear_share: persistent buffers are in no storage, don't-share buffers alone") {
+  const auto plan = linear<mt::vec_graph>(mt::persistent(), iota(5));
+  CHECK(plan.storage_of[0] == memopt::no_storage);
+  CHECK(plan.storage_of[1] == memopt::no_storage);
+  CHECK(plan.unshared_bytes == 50);
+
+  memopt::share_options options;
+  options.dont_share.assign(6, false);
+  options.dont_share[1] = true;  // o1 stays: o3 needs a new storage, o4 takes o2's
+  const auto kept = linear<mt::vec_graph>(long_chain(), iota(6), memopt::lifo_reuse{}, options);
+  CHECK(kept.num_storages() == 5);
+  CHECK(storage(kept, 4) == storage(kept, 2));
+  for (std::size_t v : {0U, 2U, 3U, 4U, 5U}) CHECK(storage(kept, v) != storage(kept, 1));
+}
+
+TEST_CASE("linear_share: no storage mixes devices") {
+  memopt::share_options options;
+  options.device = {0, 0, 1, 0, 1, 0};  // o2 and o4 on device 1
+  const auto plan = linear<mt::vec_graph>(long_chain(), iota(6), memopt::lifo_reuse{}, options);
+  CHECK(storage(plan, 1) == storage(plan, 3));
+  CHECK(storage(plan, 2) == storage(plan, 4));
+  options.device = {0, 0, 1, 1, 0, 0};  // o3 cannot take o1's storage; o4 can
+  const auto moved = linear<mt::vec_graph>(long_chain(), iota(6), memopt::lifo_reuse{}, options);
+  CHECK(storage(moved, 3) != storage(moved, 1));
+  CHECK(storage(moved, 4) == storage(moved, 1));
+  CHECK(moved.num_storages() == 5);
+}
+
+TEST_CASE_TEMPLATE("dag_share: parallel branches never share", G, ALL_GRAPH_TYPES) {
+  // diamond: s -> l1, r1 -> l2, r2 -> j. Linear on the order s l1 l2 r1 r2 j
+  // puts r1 in l1's storage; in another order both are live together.
+  const auto plan = dag<G>(mt::diamond());
+  CHECK(plan.num_storages() == 6);
+  const auto [g, vertex] = mt::build<G>(mt::diamond());
+  const auto order = mt::to_vertices<G>(vertex, {0, 1, 3, 2, 4, 5});
+  const auto lin = memopt::linear_share(g, std::span<const memopt::vertex_t<G>>(order),
+                                        memopt::lifo_reuse{}, {}, mt::index_map(g));
+  CHECK(lin.storage_of[lin.buffers.id(1, 0)] == lin.storage_of[lin.buffers.id(2, 0)]);
+  const auto every = memopt::check_sharing(g, lin, {}, mt::index_map(g));
+  REQUIRE(every.size() == 1);
+  CHECK(every[0] == memopt::sharing_violation{memopt::sharing_fault::overlap, lin.buffers.id(1, 0),
+                                               lin.buffers.id(2, 0)});
+}
+
+TEST_CASE("dag_share: a storage read by parallel branches is free again after they join") {
+  const auto plan = dag<mt::vec_graph>(fan_join());
+  // c2 runs after b2, the last reader of m, but b1 may still read m.
+  CHECK(storage(plan, 4) != storage(plan, 1));
+  // j follows both readers: m's 10 bytes are the best fit for its 8.
+  CHECK(storage(plan, 5) == storage(plan, 1));
+  // k (10) finds only 1-byte storages free: the most recently freed (c2's) grows.
+  CHECK(storage(plan, 6) == storage(plan, 4));
+  CHECK(plan.num_storages() == 6);
+  CHECK(plan.total_bytes == 1 + 10 + 1 + 1 + 10 + 1);
+}
+
+TEST_CASE("reuse policies: LIFO, best fit, and the seed's size-aware pick") {
+  const auto pick = [](auto policy, std::vector<std::uint64_t> sizes, std::uint64_t request) {
+    memopt::detail::free_pool<decltype(policy)> pool;
+    for (std::size_t s = 0; s < sizes.size(); ++s) pool.add(s, sizes[s], 0);
+    return pool.take(request, 0, [](std::size_t) { return memopt::reuse_verdict::take; }, 64);
+  };
+  CHECK(pick(memopt::lifo_reuse{}, {100, 10}, 10) == 1);
+  CHECK(pick(memopt::lifo_reuse{}, {10, 100}, 10) == 1);
+  CHECK(pick(memopt::best_fit_reuse{}, {100, 10}, 10) == 1);
+  CHECK(pick(memopt::best_fit_reuse{}, {10, 100}, 10) == 0);
+  CHECK(pick(memopt::best_fit_reuse{}, {10, 30, 20, 20}, 15) == 3);  // ties: freed last
+  CHECK(pick(memopt::best_fit_reuse{}, {5, 8, 8, 3}, 15) == 2);      // none fits: largest
+  CHECK(pick(memopt::caffe2_size_aware_reuse{}, {100, 10}, 10) == 0);  // the seed's quirk
+  CHECK(pick(memopt::caffe2_size_aware_reuse{}, {10, 100}, 10) == 0);
+  CHECK(pick(memopt::caffe2_size_aware_reuse{}, {4, 6, 50, 12}, 8) == 2);
+  CHECK(pick(memopt::best_fit_reuse{}, {}, 8) == std::nullopt);
+  memopt::detail::free_pool<memopt::best_fit_reuse> pool;
+  pool.add(0, 10, 1);
+  const auto verdict = [](memopt::reuse_verdict v) { return [v](std::size_t) { return v; }; };
+  CHECK(pool.take(10, 0, verdict(memopt::reuse_verdict::take), 64) == std::nullopt);  // other device
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::skip), 64) == std::nullopt);  // passed over
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::take), 64) == 0);
+  pool.add(1, 10, 1);
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::drop), 64) == std::nullopt);  // dropped
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::take), 64) == std::nullopt);
+  pool.restore(1, 10, 1, 7);
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::take), 64) == 1);
+  memopt::detail::free_pool<memopt::lifo_reuse> small(2);  // keeps the two freed last
+  for (std::size_t s = 0; s < 3; ++s) small.add(s, 1, 0);
+  CHECK(small.take(1, 0, verdict(memopt::reuse_verdict::take), 64) == 2);
+  CHECK(small.take(1, 0, verdict(memopt::reuse_verdict::take), 64) == 1);
+  CHECK(small.take(1, 0, verdict(memopt::reuse_verdict::take), 64) == std::nullopt);
+}
+
+TEST_CASE("dag_share: storages stay on one device") {
+  memopt::share_options options;
+  options.device = {0, 0, 1, 0, 0, 0};  // o2 on device 1
+  const auto plan = dag<mt::vec_graph>(long_chain(), memopt::best_fit_reuse{}, options);
+  CHECK(storage(plan, 3) == storage(plan, 1));
+  CHECK(storage(plan, 4) != storage(plan, 2));
+  CHECK(plan.num_storages() == 5);
+}
+
+TEST_CASE("dag_share: a chain shares as the linear pass does") {
+  const auto plan = dag<mt::vec_graph>(long_chain());
+  CHECK(plan.num_storages() == 4);
+  CHECK(storage(plan, 1) == storage(plan, 3));
+  CHECK(storage(plan, 2) == storage(plan, 4));
+}
+
+TEST_CASE("dag_share: a cycle is a cycle_error, options of the wrong length invalid_argument") {
+  mt::vec_graph g(2);
+  g[0].outputs = {{.bytes = 1}};
+  g[1].outputs = {{.bytes = 1}};
+  add_edge(0, 1, memopt::tensor_edge{}, g);
+  add_edge(1, 0, memopt::tensor_edge{}, g);
+  CHECK_THROWS_AS((void)memopt::dag_share(g), memopt::cycle_error);
+  CHECK_THROWS_AS((void)memopt::check_sharing(g, memopt::sharing_plan{}), memopt::cycle_error);
+  mt::vec_graph h(1);
+  h[0].outputs = {{.bytes = 1}};
+  memopt::share_options options{.dont_share = {true, false}};
+  CHECK_THROWS_AS((void)memopt::dag_share(h, memopt::best_fit_reuse{}, options), std::invalid_argument);
+  const std::vector<std::size_t> order{0, 0};
+  CHECK_THROWS_AS((void)memopt::linear_share(h, std::span<const std::size_t>(order)),
+                  memopt::not_topological_error);
+}
+
+TEST_CASE("check_sharing: the bookkeeping faults") {
+  const auto spec = long_chain();
+  const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+  const auto order = iota(6);
+  const std::span<const std::size_t> steps(order);
+  const auto good = memopt::linear_share(g, steps);
+  REQUIRE(memopt::check_sharing(g, good, steps).empty());
+  using memopt::sharing_fault;
+  const auto fault_of = [&](const memopt::sharing_plan& plan) {
+    const auto v = memopt::check_sharing(g, plan, steps);
+    return v.empty() ? std::optional<sharing_fault>{} : v.front().fault;
+  };
+
+  auto p = good;
+  p.storage_of.pop_back();
+  CHECK(fault_of(p) == sharing_fault::wrong_size);
+  p = good;
+  p.storage_of[2] = memopt::no_storage;
+  CHECK(fault_of(p) == sharing_fault::unstored);
+  p = good;
+  p.storage_bytes[storage(good, 1)] = 11;
+  CHECK(fault_of(p) == sharing_fault::bad_totals);
+  p.total_bytes += 1;
+  CHECK(fault_of(p) == sharing_fault::bad_bytes);
+  p = good;
+  p.storage_of[0] = storage(good, 1);  // the graph input x joins o1 and o3
+  auto v = memopt::check_sharing(g, p, steps);
+  CHECK(has(v, sharing_fault::static_shared));
+  CHECK(has(v, sharing_fault::overlap));
+  CHECK(has(v, sharing_fault::bad_bytes));  // x's own storage is now empty
+
+  memopt::share_options options;
+  options.device = {0, 1, 0, 0, 0, 0};  // o1 on another device than o3
+  CHECK(memopt::check_sharing(g, good, steps, options) ==
+        std::vector<memopt::sharing_violation>{{sharing_fault::devices_mixed, 1, 3}});
+}
+
+TEST_CASE("check_sharing: persistent buffers belong to no storage") {
+  const auto [g, vertex] = mt::build<mt::vec_graph>(mt::persistent());
+  const auto order = iota(5);
+  const std::span<const std::size_t> steps(order);
+  auto plan = memopt::linear_share(g, steps);
+  REQUIRE(memopt::check_sharing(g, plan).empty());
+  plan.storage_of[0] = 0;
+  CHECK(has(memopt::check_sharing(g, plan, steps), memopt::sharing_fault::persistent_stored));
+}
+
+TEST_CASE("check_sharing: one order allows what every order does not") {
+  // A hand-made plan for the chain a -> b -> c -> d: b and d may share under
+  // every order, a and c too, a and b never (b reads a).
+  const auto [g, vertex] = mt::build<mt::vec_graph>(long_chain());
+  memopt::sharing_plan plan;
+  plan.buffers = memopt::make_buffer_table(g);
+  plan.storage_of = {0, 1, 2, 1, 2, 3};
+  plan.storage_bytes = {10, 10, 10, 10};
+  plan.total_bytes = 40;
+  plan.unshared_bytes = 60;
+  CHECK(memopt::check_sharing(g, plan).empty());
+  plan.storage_of = {0, 1, 1, 2, 2, 3};
+  const auto v = memopt::check_sharing(g, plan);
+  CHECK(v == std::vector<memopt::sharing_violation>{{memopt::sharing_fault::overlap, 1, 2},
+                                                    {memopt::sharing_fault::overlap, 3, 4}});
+}
