@@ -1,4 +1,5 @@
 #pragma once
 // Everything memopt offers.
 #include <memopt/graph.hpp>
+#include <memopt/colocate.hpp>
 #include <memopt/liveness.hpp>
