@@ -57,7 +57,7 @@ TEST_CASE("colocation_graph: soft placement merges conflicting types and ids by 
 TEST_CASE("colocation_graph: priority disagreement is sticky, so merge order does not matter") {
   const auto devices = mt::tf_test_devices(2);
   const auto kernels = mt::tf_test_kernels();
-  // CPU-first, GPU-first, CPU-first: TF's pairwise rule would give CPU or GPU
+  // CPU-first, GPU-first, CPU-first: TF's pairwise rule gives CPU or GPU
   // depending on the order; memopt gives the preference (GPU) either way.
   const std::vector<std::pair<int, int>> orders[] = {{{0, 1}, {0, 2}}, {{0, 2}, {0, 1}}, {{1, 2}, {2, 0}}};
   for (const auto& order : orders) {

@@ -11,10 +11,11 @@
 // of distinct lists, so a merge costs O(α(n)) amortised plus O(1) hash
 // look-ups; n vertices take O(n) memory.
 //
-// Kernel priorities merge as TF merges them (an unprioritised side takes the
-// other's; agreeing priorities stay), except that once two members of a group
-// disagree the group keeps no priorities, whichever member joins later: the
-// result does not depend on the order of merges.
+// Kernel priorities merge as TF merges them for two ops (an unprioritised side
+// takes the other's, agreeing priorities stay, disagreeing ones are dropped for
+// the type preference), judged on the whole group at once: the ops whose
+// priorities still order the group's common types must all agree. Unlike
+// TF's pairwise rule, the result does not depend on the order of merges.
 //
 // Throws (initialize) malformed_device_error, unsatisfiable_device_error,
 // no_kernel_error; (colocate, colocate_reference) no_common_device_type_error,
@@ -28,7 +29,9 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,9 +70,9 @@ class colocation_graph {
       : devices_(&devices), kernels_(&kernels), soft_(soft_placement), parent_(n), rank_(n, 0),
         support_(n, 0), specs_index_(n, 0), specs_(1) {
     for (std::size_t v = 0; v < n; ++v) parent_[v] = v;
-    std::vector<prioritized_type> all;
-    for (std::size_t t = 0; t < devices.types().size(); ++t) all.push_back({t, 0});
-    intern_support(sorted(std::move(all)), false);
+    std::vector<std::size_t> all(devices.types().size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    intern_support(std::move(all), {});
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return parent_.size(); }
@@ -180,8 +183,9 @@ class colocation_graph {
 
  private:
   struct type_support {
-    std::vector<prioritized_type> types;  ///< best first
-    bool disagreed = false;               ///< members disagreed on priorities: none kept
+    std::vector<std::size_t> common;         ///< the types every member supports, ascending
+    std::vector<std::uint32_t> prioritized;  ///< the members' op-level entries with priorities
+    std::vector<prioritized_type> types;     ///< `common`, best first
   };
 
   const device_set* devices_;
@@ -193,7 +197,7 @@ class colocation_graph {
   std::vector<std::size_t> specs_index_;   ///< by root: index into specs_ (0: no names)
   std::vector<group_devices> specs_;
   std::vector<type_support> supports_;
-  std::map<std::pair<std::vector<prioritized_type>, bool>, std::uint32_t> support_ids_;
+  std::map<std::pair<std::vector<std::size_t>, std::vector<std::uint32_t>>, std::uint32_t> support_ids_;
   std::unordered_map<std::string, std::uint32_t> op_support_;
   std::unordered_map<std::uint64_t, std::uint32_t> merged_support_;  ///< (a, b) -> a ∩ b, or ~0
 
@@ -219,11 +223,37 @@ class colocation_graph {
     return types;
   }
 
-  std::uint32_t intern_support(std::vector<prioritized_type> types, bool disagreed) {
-    auto key = std::pair(std::move(types), disagreed);
+  /// The entry for these common types and prioritised members, ranking the
+  /// types by the members' priorities when they all agree on them.
+  std::uint32_t intern_support(std::vector<std::size_t> common, std::vector<std::uint32_t> prioritized) {
+    auto key = std::pair(std::move(common), std::move(prioritized));
     if (const auto it = support_ids_.find(key); it != support_ids_.end()) return it->second;
+    std::optional<std::vector<prioritized_type>> agreed;
+    bool disagree = false;
+    for (const auto member : key.second) {
+      std::vector<prioritized_type> ranked;  // the member's ranking of the common types
+      for (const auto& t : supports_[member].types) {
+        if (std::ranges::binary_search(key.first, t.type)) ranked.push_back(t);
+      }
+      if (!has_priorities(ranked)) continue;
+      const auto same_order = [&] {
+        return std::ranges::equal(*agreed, ranked, {}, &prioritized_type::type, &prioritized_type::type);
+      };
+      if (!agreed) {
+        agreed = std::move(ranked);
+      } else if (!same_order()) {
+        disagree = true;
+      }
+    }
+    std::vector<prioritized_type> types;
+    if (agreed && !disagree) {
+      types = std::move(*agreed);
+    } else {
+      for (const auto t : key.first) types.push_back({t, 0});
+      types = sorted(std::move(types));
+    }
     const auto id = static_cast<std::uint32_t>(supports_.size());
-    supports_.push_back({key.first, disagreed});
+    supports_.push_back({key.first, key.second, std::move(types)});
     support_ids_.emplace(std::move(key), id);
     return id;
   }
@@ -257,7 +287,17 @@ class colocation_graph {
         }
       }
     }
-    const auto id = intern_support(sorted(std::move(types)), false);
+    std::vector<std::size_t> common;
+    for (const auto& t : types) common.push_back(t.type);
+    std::ranges::sort(common);
+    std::uint32_t id = 0;
+    if (has_priorities(types)) {  // its own prioritised member
+      id = static_cast<std::uint32_t>(supports_.size());
+      supports_.push_back({common, {id}, sorted(std::move(types))});
+      support_ids_.emplace(std::pair(std::move(common), std::vector{id}), id);
+    } else {
+      id = intern_support(std::move(common), {});
+    }
     op_support_.emplace(key, id);
     return id;
   }
@@ -268,34 +308,12 @@ class colocation_graph {
     if (a > b) std::swap(a, b);
     const std::uint64_t key = (std::uint64_t{a} << 32) | b;
     if (const auto it = merged_support_.find(key); it != merged_support_.end()) return it->second;
-    const auto& x = supports_[a];
-    const auto& y = supports_[b];
-    std::vector<prioritized_type> from_x, from_y;
-    for (const auto& t : x.types) {
-      const auto other = std::ranges::find(y.types, t.type, &prioritized_type::type);
-      if (other != y.types.end()) {
-        from_x.push_back(t);
-        from_y.push_back(*other);
-      }
-    }
-    std::uint32_t result = ~std::uint32_t{0};
-    if (!from_x.empty()) {
-      from_x = sorted(std::move(from_x));
-      from_y = sorted(std::move(from_y));
-      const bool px = has_priorities(from_x), py = has_priorities(from_y);
-      const auto order_of = [](const auto& types) {
-        std::vector<std::size_t> order;
-        for (const auto& t : types) order.push_back(t.type);
-        return order;
-      };
-      bool disagreed = x.disagreed || y.disagreed || (px && py && order_of(from_x) != order_of(from_y));
-      if (disagreed) {
-        for (auto& t : from_x) t.priority = 0;
-        result = intern_support(sorted(std::move(from_x)), true);
-      } else {
-        result = intern_support(py && !px ? std::move(from_y) : std::move(from_x), false);
-      }
-    }
+    std::vector<std::size_t> common;
+    std::ranges::set_intersection(supports_[a].common, supports_[b].common, std::back_inserter(common));
+    std::vector<std::uint32_t> prioritized;
+    std::ranges::set_union(supports_[a].prioritized, supports_[b].prioritized, std::back_inserter(prioritized));
+    const auto result = common.empty() ? ~std::uint32_t{0}
+                                       : intern_support(std::move(common), std::move(prioritized));
     merged_support_.emplace(key, result);
     return result;
   }

@@ -265,9 +265,25 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
     }
     return {device_constraint::requested, Traits::requested_device(g, v)};
   };
+  // No device suits i's group, which requires `required`: name i's own device.
+  const auto refuse = [&](std::size_t i, const device_name& required) {
+    const auto [which, text] = own_device(i);
+    const device_name own = text.empty() ? device_name{} : parse_device_name(text);
+    const auto fault = own != required                ? device_fault::incompatible_group
+                       : !devices.any_matches(own) ? device_fault::no_such_device
+                                                   : device_fault::no_kernel;
+    return unsatisfiable_device_error(i, std::string(Traits::op_type(g, vertex_at[i])), which,
+                                      std::string(text), fault, to_string(required));
+  };
   const auto candidates = [&](std::size_t i) -> std::vector<std::size_t> {
     const std::size_t root = groups.find(i);
-    if (chosen[root] != unplaced) return {chosen[root]};
+    if (const std::size_t d = chosen[root]; d != unplaced) {
+      // An assigned member fixed the device; every member needs a kernel there.
+      if (std::ranges::count(groups.supported_types(root), devices.type_of(d), &prioritized_type::type) == 0) {
+        throw refuse(i, devices.name(d));
+      }
+      return {d};
+    }
     const auto& spec = groups.devices_of(root);
     if (!has_details(spec.requested)) {
       auto [it, fresh] = unnamed_candidates.try_emplace(groups.support_id(root));
@@ -287,15 +303,7 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
         if (!found.empty()) break;
       }
     }
-    if (found.empty()) {
-      const auto [which, text] = own_device(i);
-      const device_name own = text.empty() ? device_name{} : parse_device_name(text);
-      const auto fault = own != spec.requested         ? device_fault::incompatible_group
-                         : !devices.any_matches(own) ? device_fault::no_such_device
-                                                     : device_fault::no_kernel;
-      throw unsatisfiable_device_error(i, std::string(Traits::op_type(g, vertex_at[i])), which,
-                                       std::string(text), fault, to_string(spec.requested));
-    }
+    if (found.empty()) throw refuse(i, spec.requested);
     return found;
   };
   const auto assign = [&](std::size_t i, std::size_t d) {
