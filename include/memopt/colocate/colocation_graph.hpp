@@ -30,13 +30,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace memopt {
@@ -67,15 +70,15 @@ class colocation_graph {
   /// n singletons that support every device type of `devices` and name no device.
   colocation_graph(std::size_t n, const device_set& devices, const kernel_registry& kernels,
                    bool soft_placement = false)
-      : devices_(&devices), kernels_(&kernels), soft_(soft_placement), parent_(n), rank_(n, 0),
-        support_(n, 0), specs_index_(n, 0), specs_(1) {
-    for (std::size_t v = 0; v < n; ++v) parent_[v] = v;
+      : devices_(&devices), kernels_(&kernels), soft_(soft_placement), members_(n), specs_(1) {
+    if (n > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("colocation_graph: over 2^32 vertices");
+    for (std::size_t v = 0; v < n; ++v) members_[v].parent = static_cast<std::uint32_t>(v);
     std::vector<std::size_t> all(devices.types().size());
     std::iota(all.begin(), all.end(), std::size_t{0});
     intern_support(std::move(all), {});
   }
 
-  [[nodiscard]] std::size_t size() const noexcept { return parent_.size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return members_.size(); }
 
   /// Sets singleton v's constraints, as TF initialises a member: the kernel
   /// types of `op` present in the device set; an `assigned` device must exist
@@ -84,14 +87,14 @@ class colocation_graph {
   /// resource (it is then never overridden across reference edges).
   void initialize(std::size_t v, std::string_view op, std::string_view requested,
                   std::string_view assigned, bool resource_generator = false) {
-    assert(parent_[v] == v && rank_[v] == 0);
-    support_[v] = support_of(op);
+    assert(members_[v].parent == v && members_[v].rank == 0);
+    members_[v].support = support_of(op);
     group_devices spec;
     if (!assigned.empty()) {
       spec.assigned = parse(assigned, v, device_constraint::assigned);
       const auto device = devices_->find(spec.assigned);
       const auto fault = !device ? std::optional(device_fault::no_such_device)
-                         : supports(support_[v], devices_->type_of(*device))
+                         : supports(members_[v].support, devices_->type_of(*device))
                              ? std::nullopt
                              : std::optional(device_fault::no_kernel);
       if (fault) {
@@ -100,7 +103,7 @@ class colocation_graph {
       }
       spec.requested = spec.assigned;
     } else {
-      if (supports_.at(support_[v]).types.empty()) {
+      if (supports_.at(members_[v].support).types.empty()) {
         throw no_kernel_error(v, std::string(op), registered_types(op), devices_->types());
       }
       if (!requested.empty()) {
@@ -109,16 +112,16 @@ class colocation_graph {
       }
     }
     if (has_details(spec.requested)) {
-      specs_index_[v] = specs_.size();
+      members_[v].spec = static_cast<std::uint32_t>(specs_.size());
       specs_.push_back(std::move(spec));
     }
   }
 
   /// The root of v's group.
   [[nodiscard]] std::size_t find(std::size_t v) {
-    while (parent_[v] != v) {
-      parent_[v] = parent_[parent_[v]];
-      v = parent_[v];
+    while (members_[v].parent != v) {
+      members_[v].parent = members_[members_[v].parent].parent;
+      v = members_[v].parent;
     }
     return v;
   }
@@ -128,7 +131,7 @@ class colocation_graph {
   [[nodiscard]] std::optional<colocation_conflict> try_colocate(std::size_t u, std::size_t v) {
     const std::size_t ru = find(u), rv = find(v);
     if (ru == rv) return std::nullopt;
-    return try_link(ru, rv, specs_[specs_index_[ru]], specs_[specs_index_[rv]]);
+    return try_link(ru, rv, members_[ru].spec, members_[rv].spec);
   }
 
   /// try_colocate, throwing no_common_device_type_error or
@@ -144,35 +147,39 @@ class colocation_graph {
   void colocate_reference(std::size_t src, std::size_t dst) {
     const std::size_t rs = find(src), rd = find(dst);
     if (rs == rd) return;
-    const group_devices& s = specs_[specs_index_[rs]];
-    group_devices d = specs_[specs_index_[rd]];
+    const group_devices& s = specs_[members_[rs].spec];
+    const group_devices& d = specs_[members_[rd].spec];
     for (const auto which : {device_constraint::assigned, device_constraint::resource}) {
       if (!are_compatible(names(s, which), names(d, which))) {
         throw reference_edge_error(src, dst, which, to_string(names(s, which)),
                                    to_string(names(d, which)));
       }
     }
+    std::size_t followed = members_[rd].spec;
     if (!are_compatible(s.requested, d.requested)) {
-      d.requested = s.requested;
-      ensure_specification(d.requested, d.assigned);
-      ensure_specification(d.requested, d.resource);
+      group_devices follower = d;
+      follower.requested = s.requested;
+      ensure_specification(follower.requested, d.assigned);
+      ensure_specification(follower.requested, d.resource);
+      specs_.push_back(std::move(follower));  // unused, and harmless, if the merge fails
+      followed = specs_.size() - 1;
     }
-    if (const auto conflict = try_link(rs, rd, s, d)) {
+    if (const auto conflict = try_link(rs, rd, members_[rs].spec, followed)) {
       throw_conflict(src, dst, *conflict, {.reference_edge = true, .group = {}});
     }
   }
 
   /// The device names of root r's group.
   [[nodiscard]] const group_devices& devices_of(std::size_t r) const {
-    return specs_[specs_index_[r]];
+    return specs_[members_[r].spec];
   }
   /// The device types with a kernel for every member of root r's group, best
   /// first (priority, then type preference).
   [[nodiscard]] const std::vector<prioritized_type>& supported_types(std::size_t r) const {
-    return supports_[support_[r]].types;
+    return supports_[members_[r].support].types;
   }
   /// An id shared by roots with equal supported_types (for caching).
-  [[nodiscard]] std::size_t support_id(std::size_t r) const { return support_[r]; }
+  [[nodiscard]] std::size_t support_id(std::size_t r) const { return members_[r].support; }
   /// supported_types(r) by name.
   [[nodiscard]] std::vector<std::string> type_names(std::size_t r) const {
     std::vector<std::string> names;
@@ -191,10 +198,15 @@ class colocation_graph {
   const device_set* devices_;
   const kernel_registry* kernels_;
   bool soft_;
-  std::vector<std::size_t> parent_;
-  std::vector<std::uint8_t> rank_;
-  std::vector<std::uint32_t> support_;     ///< by root: index into supports_
-  std::vector<std::size_t> specs_index_;   ///< by root: index into specs_ (0: no names)
+  /// One vertex; support and spec are meaningful at roots. One cache line
+  /// holds four, so a find touches one line per step.
+  struct member {
+    std::uint32_t parent = 0;
+    std::uint32_t support = 0;  ///< index into supports_
+    std::uint32_t spec = 0;     ///< index into specs_ (0: names no device)
+    std::uint8_t rank = 0;
+  };
+  std::vector<member> members_;
   std::vector<group_devices> specs_;
   std::vector<type_support> supports_;
   std::map<std::pair<std::vector<std::size_t>, std::vector<std::uint32_t>>, std::uint32_t> support_ids_;
@@ -318,38 +330,49 @@ class colocation_graph {
     return result;
   }
 
-  /// Links roots ru and rv if specs su, sv and their kernel types merge.
-  std::optional<colocation_conflict> try_link(std::size_t ru, std::size_t rv, const group_devices& su,
-                                              const group_devices& sv) {
-    group_devices merged = su;
+  /// The index of su and sv merged (0 when neither names a device; one of
+  /// them when the other names none), or what conflicts.
+  std::variant<std::size_t, colocation_conflict> merge_specs(std::size_t iu, std::size_t iv) {
+    if (iv == 0 || iu == iv) return iu;
+    if (iu == 0) return iv;
+    group_devices merged = specs_[iu];
+    const group_devices& other = specs_[iv];
     const auto strict = merge_policy::strict;
-    if (const auto part = merge_device_names(merged.assigned, sv.assigned, strict)) {
+    if (const auto part = merge_device_names(merged.assigned, other.assigned, strict)) {
       return colocation_conflict{device_constraint::assigned, *part};
     }
-    if (const auto part = merge_device_names(merged.resource, sv.resource, strict)) {
+    if (const auto part = merge_device_names(merged.resource, other.resource, strict)) {
       return colocation_conflict{device_constraint::resource, *part};
     }
-    if (const auto part = merge_device_names(merged.requested, sv.requested,
+    if (const auto part = merge_device_names(merged.requested, other.requested,
                                              soft_ ? merge_policy::soft : strict)) {
       return colocation_conflict{device_constraint::requested, *part};
     }
     ensure_specification(merged.requested, merged.assigned);
     ensure_specification(merged.requested, merged.resource);
-    const auto support = merge_support(support_[ru], support_[rv]);
+    const group_devices& kept = specs_[iu];
+    if (!has_details(merged.requested)) return std::size_t{0};  // soft placement dropped every part
+    if (kept.requested == merged.requested && kept.assigned == merged.assigned &&
+        kept.resource == merged.resource) {
+      return iu;
+    }
+    specs_.push_back(std::move(merged));
+    return specs_.size() - 1;
+  }
+
+  /// Links roots ru and rv, whose names are specs_[iu] and specs_[iv], if
+  /// their names and kernel types merge.
+  std::optional<colocation_conflict> try_link(std::size_t ru, std::size_t rv, std::size_t iu, std::size_t iv) {
+    const auto spec = merge_specs(iu, iv);
+    if (const auto* conflict = std::get_if<colocation_conflict>(&spec)) return *conflict;
+    const auto support = merge_support(members_[ru].support, members_[rv].support);
     if (support == ~std::uint32_t{0}) return colocation_conflict{};
     // Checked: now link the shallower tree under the deeper one.
-    if (rank_[ru] < rank_[rv]) std::swap(ru, rv);
-    if (rank_[ru] == rank_[rv]) ++rank_[ru];
-    parent_[rv] = ru;
-    support_[ru] = support;
-    const group_devices& kept = specs_[specs_index_[ru]];
-    if (!has_details(merged.requested)) {  // requested specifies assigned and resource
-      specs_index_[ru] = 0;
-    } else if (kept.requested != merged.requested || kept.assigned != merged.assigned ||
-               kept.resource != merged.resource) {
-      specs_index_[ru] = specs_.size();
-      specs_.push_back(std::move(merged));
-    }
+    if (members_[ru].rank < members_[rv].rank) std::swap(ru, rv);
+    if (members_[ru].rank == members_[rv].rank) ++members_[ru].rank;
+    members_[rv].parent = static_cast<std::uint32_t>(ru);
+    members_[ru].support = support;
+    members_[ru].spec = static_cast<std::uint32_t>(std::get<std::size_t>(spec));
     return std::nullopt;
   }
 
@@ -369,8 +392,8 @@ class colocation_graph {
       throw no_common_device_type_error(u, v, type_names(ru), type_names(rv), reason);
     }
     throw device_conflict_error(u, v, *c.constraint, c.part,
-                                to_string(names(specs_[specs_index_[ru]], *c.constraint)),
-                                to_string(names(specs_[specs_index_[rv]], *c.constraint)), reason);
+                                to_string(names(specs_[members_[ru].spec], *c.constraint)),
+                                to_string(names(specs_[members_[rv].spec], *c.constraint)), reason);
   }
 };
 
