@@ -242,9 +242,9 @@ class colocation_graph {
     if (const auto it = support_ids_.find(key); it != support_ids_.end()) return it->second;
     std::optional<std::vector<prioritized_type>> agreed;
     bool disagree = false;
-    for (const auto member : key.second) {
+    for (const auto op_entry : key.second) {
       std::vector<prioritized_type> ranked;  // the member's ranking of the common types
-      for (const auto& t : supports_[member].types) {
+      for (const auto& t : supports_[op_entry].types) {
         if (std::ranges::binary_search(key.first, t.type)) ranked.push_back(t);
       }
       if (!has_priorities(ranked)) continue;
