@@ -32,6 +32,7 @@
 #include <memopt/graph/concepts.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <cstddef>
 #include <iterator>
 #include <limits>
@@ -158,6 +159,12 @@ struct placement_result {
 
 namespace detail {
 
+/// Hashes std::string and std::string_view alike (lookups without a copy).
+struct string_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
+};
+
 /// Per vertex: data in-degree, first data input, data consumers (CSR).
 struct data_edges {
   std::vector<std::size_t> in_degree;
@@ -230,10 +237,14 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
   }
   // 3. colocation groups; the first vertex to name a group heads it
   placement_result result;
-  std::unordered_map<std::string, std::size_t> head;
+  std::unordered_map<std::string, std::size_t, detail::string_hash, std::equal_to<>> head;
   const auto join = [&](std::size_t i, std::string_view group) {
-    const auto [it, first] = head.try_emplace(std::string(group), i);
-    if (first || it->second == i) return;
+    const auto it = head.find(group);
+    if (it == head.end()) {
+      head.emplace(std::string(group), i);
+      return;
+    }
+    if (it->second == i) return;
     if (const auto conflict = groups.try_colocate(i, it->second)) {
       if (!options.soft_placement) groups.colocate(i, it->second, {.group = std::string(group)});
       result.ignored.push_back({i, std::string(group)});
@@ -275,14 +286,17 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
     return unsatisfiable_device_error(i, std::string(Traits::op_type(g, vertex_at[i])), which,
                                       std::string(text), fault, to_string(required));
   };
-  const auto candidates = [&](std::size_t i) -> std::vector<std::size_t> {
+  std::vector<std::size_t> found;  // candidates of the group being placed
+  // The devices i may go to, best first (valid until the next call).
+  const auto candidates = [&](std::size_t i) -> const std::vector<std::size_t>& {
     const std::size_t root = groups.find(i);
     if (const std::size_t d = chosen[root]; d != unplaced) {
-      // An assigned member fixed the device; every member needs a kernel there.
+      // A member fixed the device; every member needs a kernel there.
       if (std::ranges::count(groups.supported_types(root), devices.type_of(d), &prioritized_type::type) == 0) {
         throw refuse(i, devices.name(d));
       }
-      return {d};
+      found.assign(1, d);
+      return found;
     }
     const auto& spec = groups.devices_of(root);
     if (!has_details(spec.requested)) {
@@ -290,7 +304,7 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
       if (fresh) it->second = matching(root, {});
       return it->second;
     }
-    auto found = matching(root, spec.requested);
+    found = matching(root, spec.requested);
     if (found.empty() && options.soft_placement) {
       // Relax type and id, first keeping what resource devices fix, then not.
       for (const bool keep_resource : {true, false}) {
@@ -325,7 +339,7 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
       generators.push_back(i);
       continue;
     }
-    const auto choice = candidates(i);
+    const auto& choice = candidates(i);
     std::size_t d = choice.front();
     const bool metadata = std::ranges::count(options.metadata_ops, Traits::op_type(g, v)) > 0;
     if (metadata && edges.in_degree[i] > 0 && may_use(choice, result.device[edges.first_input[i]])) {
@@ -334,7 +348,7 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
     assign(i, d);
   }
   for (const std::size_t i : generators) {
-    const auto choice = candidates(i);
+    const auto& choice = candidates(i);
     std::size_t d = choice.front();
     const auto consumers = std::span(edges.consumers).subspan(
         edges.consumer_first[i], edges.consumer_first[i + 1] - edges.consumer_first[i]);
