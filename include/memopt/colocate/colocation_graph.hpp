@@ -211,7 +211,11 @@ class colocation_graph {
   std::vector<type_support> supports_;
   std::map<std::pair<std::vector<std::size_t>, std::vector<std::uint32_t>>, std::uint32_t> support_ids_;
   std::unordered_map<std::string, std::uint32_t> op_support_;
-  std::unordered_map<std::uint64_t, std::uint32_t> merged_support_;  ///< (a, b) -> a ∩ b, or ~0
+  static constexpr std::uint32_t none = ~std::uint32_t{0};  ///< an empty intersection
+  static constexpr std::uint32_t unknown = none - 1;        ///< not merged yet
+  static constexpr std::uint32_t small_table = 64;
+  std::vector<std::uint32_t> small_merged_ = std::vector<std::uint32_t>(small_table * small_table, unknown);
+  std::unordered_map<std::uint64_t, std::uint32_t> merged_support_;  ///< (a, b) -> a ∩ b, or none
 
   static const device_name& names(const group_devices& g, device_constraint which) {
     switch (which) {
@@ -314,20 +318,25 @@ class colocation_graph {
     return id;
   }
 
-  /// a ∩ b with merged priorities; ~0 when empty.
+  /// a ∩ b with merged priorities; ~0 when empty. Memoised: a table for the
+  /// first few entries (most graphs have few kernel lists), a hash map beyond.
   std::uint32_t merge_support(std::uint32_t a, std::uint32_t b) {
     if (a == b) return a;
     if (a > b) std::swap(a, b);
-    const std::uint64_t key = (std::uint64_t{a} << 32) | b;
-    if (const auto it = merged_support_.find(key); it != merged_support_.end()) return it->second;
+    std::uint32_t* cached = nullptr;
+    if (b < small_table) {
+      cached = &small_merged_[a * small_table + b];
+    } else {
+      cached = &merged_support_.try_emplace((std::uint64_t{a} << 32) | b, unknown).first->second;
+    }
+    if (*cached != unknown) return *cached;
     std::vector<std::size_t> common;
     std::ranges::set_intersection(supports_[a].common, supports_[b].common, std::back_inserter(common));
     std::vector<std::uint32_t> prioritized;
     std::ranges::set_union(supports_[a].prioritized, supports_[b].prioritized, std::back_inserter(prioritized));
-    const auto result = common.empty() ? ~std::uint32_t{0}
-                                       : intern_support(std::move(common), std::move(prioritized));
-    merged_support_.emplace(key, result);
-    return result;
+    // (map elements stay put when the map grows)
+    *cached = common.empty() ? none : intern_support(std::move(common), std::move(prioritized));
+    return *cached;
   }
 
   /// The index of su and sv merged (0 when neither names a device; one of
@@ -366,7 +375,7 @@ class colocation_graph {
     const auto spec = merge_specs(iu, iv);
     if (const auto* conflict = std::get_if<colocation_conflict>(&spec)) return *conflict;
     const auto support = merge_support(members_[ru].support, members_[rv].support);
-    if (support == ~std::uint32_t{0}) return colocation_conflict{};
+    if (support == none) return colocation_conflict{};
     // Checked: now link the shallower tree under the deeper one.
     if (members_[ru].rank < members_[rv].rank) std::swap(ru, rv);
     if (members_[ru].rank == members_[rv].rank) ++members_[ru].rank;
