@@ -238,6 +238,7 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
   // 3. colocation groups; the first vertex to name a group heads it
   placement_result result;
   std::unordered_map<std::string, std::size_t, detail::string_hash, std::equal_to<>> head;
+  head.reserve(n);
   const auto join = [&](std::size_t i, std::string_view group) {
     const auto it = head.find(group);
     if (it == head.end()) {
@@ -245,7 +246,7 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
       return;
     }
     if (it->second == i) return;
-    if (const auto conflict = groups.try_colocate(i, it->second)) {
+    if (groups.try_colocate(i, it->second)) {  // refused, nothing changed
       if (!options.soft_placement) groups.colocate(i, it->second, {.group = std::string(group)});
       result.ignored.push_back({i, std::string(group)});
     }
