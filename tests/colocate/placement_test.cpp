@@ -567,3 +567,72 @@ TEST_CASE("placement: bad devices each give their own error") {
     CHECK(p.device("a") == cpu0);
   }
 }
+
+namespace {
+
+// A user's own graph: different member names, no colocation attribute, the
+// reference flag derived from the op; traits inherit the default and override.
+struct op_node {
+  std::string label;
+  std::string kind;
+  std::string where;
+};
+using user_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, op_node>;
+
+}  // namespace
+
+template <>
+struct memopt::placement_traits<user_graph> : memopt::bundled_placement_traits<user_graph> {
+  static std::string_view name(const user_graph& g, vertex v) { return g[v].label; }
+  static std::string_view op_type(const user_graph& g, vertex v) { return g[v].kind; }
+  static std::string_view requested_device(const user_graph& g, vertex v) { return g[v].where; }
+  static bool is_reference_output(const user_graph& g, vertex v, std::size_t) { return g[v].kind == "VariableCPU"; }
+  static bool is_reference_edge(const user_graph& g, edge e) { return g[source(e, g)].kind == "VariableCPU"; }
+};
+static_assert(memopt::placement_graph<user_graph>);
+static_assert(!memopt::placement_graph<boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>>);
+
+TEST_CASE("placement: a user graph through its own placement_traits") {
+  user_graph g;
+  const auto var = add_vertex({"var", "VariableCPU", ""}, g);
+  const auto relu = add_vertex({"relu", "TestRelu", ""}, g);
+  const auto other = add_vertex({"other", "TestRelu", "/device:FakeGPU:3"}, g);
+  add_edge(var, relu, g);
+  add_edge(relu, other, g);
+  const auto devices = mt::tf_test_devices();
+  const auto kernels = mt::tf_test_kernels();
+  const auto r = memopt::place(g, devices, kernels);
+  CHECK(devices.full_name(r.device[relu]) == cpu0);  // follows the variable over the reference edge
+  CHECK(r.group[var] == r.group[relu]);
+  CHECK(devices.full_name(r.device[other]) == "/job:a/replica:0/task:0/device:FakeGPU:3");
+  CHECK(memopt::check_placement(g, devices, kernels, r).empty());
+}
+
+TEST_CASE("check_placement: every kind of violation is found") {
+  placer p;
+  p.b.add("in", "TestInput", {}, {.assigned = cpu0});
+  p.b.add("var", "VariableCPU");
+  p.b.add("assign", "TestAssign", {"var", "in"});
+  p.b.add("relu", "TestRelu", {"in"}, {.colocation = {"in"}});
+  p.run();
+  using F = memopt::placement_fault;
+  const auto faults_after = [&](auto&& tamper) {
+    auto r = p.result;
+    tamper(r);
+    return memopt::check_placement(p.b.g, p.devices, p.kernels, r);
+  };
+  const auto gpu = *p.devices.find(memopt::parse_device_name(gpu0));
+  const auto cpu1 = *p.devices.find(memopt::parse_device_name("/job:a/replica:0/task:0/device:FakeCPU:1"));
+  CHECK(faults_after([&](auto& r) { r.device[0] = cpu1; }) ==
+        std::vector<memopt::placement_violation>{
+            {F::assigned_moved, 0, 0}, {F::group_split, 3, 0}, {F::colocation_split, 3, 0}});
+  CHECK(faults_after([&](auto& r) { r.device[1] = gpu; }) ==
+        std::vector<memopt::placement_violation>{
+            {F::no_kernel, 1, 0}, {F::reference_split, 1, 2}, {F::group_split, 2, 1}});
+  CHECK(faults_after([&](auto& r) { r.device[2] = cpu1; }) ==
+        std::vector<memopt::placement_violation>{{F::reference_split, 1, 2}, {F::group_split, 2, 1}});
+  CHECK(faults_after([&](auto& r) { r.device[3] = 99; }) ==
+        std::vector<memopt::placement_violation>{{F::bad_device, 3, 0}});
+  CHECK(faults_after([&](auto& r) { r.device.pop_back(); }) ==
+        std::vector<memopt::placement_violation>{{F::bad_device, 3, 0}});
+}

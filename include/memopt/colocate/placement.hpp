@@ -61,6 +61,18 @@ struct placement_edge {
   bool reference = false;  ///< reads a reference/resource: its ends share a device
 };
 
+namespace detail {
+
+/// g[v] has the members bundled_placement_traits cannot do without.
+template <class G>
+concept has_bundled_placement = requires(const G& g, vertex_t<G> v) {
+  { g[v].name } -> std::convertible_to<std::string_view>;
+  { g[v].op } -> std::convertible_to<std::string_view>;
+  { g[v].device } -> std::convertible_to<std::string_view>;
+};
+
+}  // namespace detail
+
 /// Reads placement facts from bundled properties, by member name: g[v].name,
 /// op, device, assigned_device, colocation and reference_outputs (optional),
 /// g[v].outputs (optional: its size is the number of outputs, else 1), and
@@ -69,9 +81,12 @@ template <class G>
 struct bundled_placement_traits {
   using vertex = vertex_t<G>;
   using edge = edge_t<G>;
-  static std::string_view name(const G& g, vertex v) { return g[v].name; }
-  static std::string_view op_type(const G& g, vertex v) { return g[v].op; }
-  static std::string_view requested_device(const G& g, vertex v) { return g[v].device; }
+  static std::string_view name(const G& g, vertex v)
+    requires detail::has_bundled_placement<G> { return g[v].name; }
+  static std::string_view op_type(const G& g, vertex v)
+    requires detail::has_bundled_placement<G> { return g[v].op; }
+  static std::string_view requested_device(const G& g, vertex v)
+    requires detail::has_bundled_placement<G> { return g[v].device; }
   static std::string_view assigned_device(const G& g, vertex v) {
     if constexpr (requires { g[v].assigned_device; }) {
       return g[v].assigned_device;
