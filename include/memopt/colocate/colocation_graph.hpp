@@ -103,7 +103,7 @@ class colocation_graph {
       }
       spec.requested = spec.assigned;
     } else {
-      if (supports_.at(members_[v].support).types.empty()) {
+      if (supports_[members_[v].support].types.empty()) {
         throw no_kernel_error(v, std::string(op), registered_types(op), devices_->types());
       }
       if (!requested.empty()) {
