@@ -3,6 +3,7 @@
 // usage, with one line on stderr.
 
 #include "caffe2.hpp"
+#include "colocate.hpp"
 #include "command.hpp"
 #include "peak.hpp"
 #include "report.hpp"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
       memopt::plan::add_caffe2_command(app),
       memopt::plan::add_peak_command(app),
       memopt::plan::add_schedule_command(app),
+      memopt::plan::add_colocate_command(app),
       memopt::plan::add_report_command(app),
       memopt::plan::add_share_command(app),
   };

@@ -1,6 +1,7 @@
 #pragma once
 // Everything memopt offers.
 #include <memopt/graph.hpp>
+#include <memopt/colocate.hpp>
 #include <memopt/liveness.hpp>
 #include <memopt/schedule.hpp>
 #include <memopt/share.hpp>

@@ -1,5 +1,7 @@
 // memopt-plan, run as a user runs it: JSON on stdout, exit 1 and one line on
 // stderr for bad input or usage, never a crash.
+#include "run_plan.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -18,49 +20,9 @@ namespace {
 
 const std::string data_dir = MEMOPT_DATA_DIR;
 
-struct run_result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::filesystem::path temp_path(const std::string& name) {
-  // Per process: ctest runs test cases of this file side by side.
-  return std::filesystem::temp_directory_path() /
-         ("memopt_cli_test_" + std::to_string(getpid()) + "_" + name);
-}
-
-run_result plan(const std::string& args) {
-  const auto err_path = temp_path("stderr.txt");
-  const std::string command = std::string(MEMOPT_PLAN) + " " + args + " 2>" + err_path.string();
-  run_result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> chunk{};
-  while (const auto got = fread(chunk.data(), 1, chunk.size(), pipe)) r.out.append(chunk.data(), got);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_path);
-  std::stringstream err;
-  err << in.rdbuf();
-  r.err = err.str();
-  return r;
-}
-
-std::filesystem::path write_temp(const std::string& name, const std::string& text) {
-  const auto path = temp_path(name);
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
-/// Exit 1 with exactly one line on stderr that contains `needle`.
-void check_refused(const run_result& r, const std::string& needle) {
-  INFO("stderr: " << r.err);
-  CHECK(r.status == 1);
-  CHECK(r.out.empty());
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.find(needle) != std::string::npos);
-}
+using memopt::testing::check_refused;
+using memopt::testing::plan;
+using memopt::testing::write_temp;
 
 std::string graph_with(const std::string& nodes) {
   return R"({"format": "memopt-graph/1", "name": "t", "nodes": [)" + nodes + "]}";

@@ -1,0 +1,7 @@
+#pragma once
+// Umbrella for colocate/: device names, the device set and kernel registry,
+// the colocation union-find and placement.
+#include <memopt/colocate/colocation_graph.hpp>
+#include <memopt/colocate/device_name.hpp>
+#include <memopt/colocate/devices.hpp>
+#include <memopt/colocate/placement.hpp>
