@@ -79,10 +79,19 @@ void drop_repeats(csr_rows<T>& rows, std::vector<std::size_t>& seen) {
   rows.items.resize(kept);
 }
 
+/// num_edges(g) when the graph offers it (an allocation hint only).
+template <class G>
+std::size_t num_edges_hint(const G& g) {
+  if constexpr (requires { num_edges(g); }) {
+    return static_cast<std::size_t>(num_edges(g));
+  } else {
+    return 0;
+  }
+}
+
 }  // namespace detail
 
-/// The snapshot of g, vertex v numbered index(v). Two passes over the edges:
-/// one counts each row, one fills them; then repeats are dropped.
+/// The snapshot of g, vertex v numbered index(v). O(V + E).
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] compact_graph make_compact_graph(const G& g, Index index = {}) {
   using traits = tensor_traits<G>;
@@ -98,36 +107,43 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   c.reads.first.assign(n + 1, 0);
   c.readers.first.assign(buffer_count + 1, 0);
 
-  // Calls f(source, target, buffer or none) for every edge, its port checked.
+  // One pass over the edges (their bundles are the slow part of a Boost
+  // graph to read) into packed arcs, ports checked; then count and place.
   // With in-edges at hand, predecessors and reads keep each vertex's operand
   // order (the in-edge order), which order-sensitive schedulers follow.
-  constexpr std::size_t none = static_cast<std::size_t>(-1);
-  const auto for_each_arc = [&](auto&& f) {
-    const auto visit = [&](const edge_t<G>& e) {
-      const std::size_t i = index(source(e, g));
-      const std::size_t j = index(target(e, g));
-      if (traits::is_control(g, e)) return f(i, j, none);
+  constexpr compact_index no_buffer = std::numeric_limits<compact_index>::max();
+  struct arc {
+    compact_index from, to, buffer;
+  };
+  std::vector<arc> arcs;
+  arcs.reserve(detail::num_edges_hint(g));
+  const auto visit = [&](const edge_t<G>& e) {
+    const std::size_t i = index(source(e, g));
+    const std::size_t j = index(target(e, g));
+    compact_index b = no_buffer;
+    if (!traits::is_control(g, e)) {
       const std::size_t port = traits::port(g, e);
       const std::size_t outputs = c.buffers.num_outputs(i);
       if (port >= outputs) throw bad_port_error(i, j, port, outputs);
-      f(i, j, c.buffers.id(i, port));
-    };
-    for (const auto v : boost::make_iterator_range(vertices(g))) {
-      if constexpr (bidirectional_dag<G>) {
-        for (const auto e : boost::make_iterator_range(in_edges(v, g))) visit(e);
-      } else {
-        for (const auto e : boost::make_iterator_range(out_edges(v, g))) visit(e);
-      }
+      b = static_cast<compact_index>(c.buffers.id(i, port));
     }
+    arcs.push_back({static_cast<compact_index>(i), static_cast<compact_index>(j), b});
   };
-  for_each_arc([&](std::size_t i, std::size_t j, std::size_t b) {
-    ++c.successors.first[i + 1];
-    ++c.predecessors.first[j + 1];
-    if (b != none) {
-      ++c.reads.first[j + 1];
-      ++c.readers.first[b + 1];
+  for (const auto v : boost::make_iterator_range(vertices(g))) {
+    if constexpr (bidirectional_dag<G>) {
+      for (const auto e : boost::make_iterator_range(in_edges(v, g))) visit(e);
+    } else {
+      for (const auto e : boost::make_iterator_range(out_edges(v, g))) visit(e);
     }
-  });
+  }
+  for (const arc& a : arcs) {
+    ++c.successors.first[a.from + 1];
+    ++c.predecessors.first[a.to + 1];
+    if (a.buffer != no_buffer) {
+      ++c.reads.first[a.to + 1];
+      ++c.readers.first[a.buffer + 1];
+    }
+  }
   for (auto* rows : {&c.successors.first, &c.predecessors.first, &c.reads.first, &c.readers.first}) {
     detail::counts_to_offsets(*rows);
   }
@@ -135,19 +151,24 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   c.predecessors.items.resize(c.predecessors.first.back());
   c.reads.items.resize(c.reads.first.back());
   c.readers.items.resize(c.readers.first.back());
-  {
-    // Fill each row at its next free place, then restore the offsets.
-    std::vector<std::size_t> succ_next(c.successors.first), pred_next(c.predecessors.first),
-        reads_next(c.reads.first), readers_next(c.readers.first);
-    for_each_arc([&](std::size_t i, std::size_t j, std::size_t b) {
-      c.successors.items[succ_next[i]++] = static_cast<compact_index>(j);
-      c.predecessors.items[pred_next[j]++] = static_cast<compact_index>(i);
-      if (b != none) {
-        c.reads.items[reads_next[j]++] = static_cast<compact_index>(b);
-        c.readers.items[readers_next[b]++] = static_cast<compact_index>(j);
-      }
-    });
+  // first[r + 1] is now where row r ends: fill rows from their ends, arcs in
+  // reverse so each row keeps edge order. Each first[r + 1] ends at row r's
+  // start; shifting the offsets down one restores them.
+  for (auto a = arcs.rbegin(); a != arcs.rend(); ++a) {
+    c.successors.items[--c.successors.first[a->from + 1]] = a->to;
+    c.predecessors.items[--c.predecessors.first[a->to + 1]] = a->from;
+    if (a->buffer != no_buffer) {
+      c.reads.items[--c.reads.first[a->to + 1]] = a->buffer;
+      c.readers.items[--c.readers.first[a->buffer + 1]] = a->to;
+    }
   }
+  for (auto* rows : {&c.successors, &c.predecessors, &c.reads, &c.readers}) {
+    const std::size_t total = rows->items.size();
+    std::copy(rows->first.begin() + 1, rows->first.end(), rows->first.begin());
+    rows->first.back() = total;
+  }
+  arcs = {};
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
   std::vector<std::size_t> seen(std::max(n, buffer_count), none);
   detail::drop_repeats(c.successors, seen);
   std::fill(seen.begin(), seen.end(), none);

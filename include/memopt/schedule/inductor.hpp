@@ -20,6 +20,7 @@
 #include <memopt/schedule/result.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -43,7 +44,6 @@ class min_tree {
     tree_[i] = key;
     for (i /= 2; i > 0; i /= 2) tree_[i] = std::min(tree_[2 * i], tree_[2 * i + 1]);
   }
-  void clear(std::size_t i) { set(i, empty_); }
   /// min over positions [lo, hi).
   [[nodiscard]] Key min(std::size_t lo, std::size_t hi) const {
     Key best = empty_;
@@ -58,6 +58,64 @@ class min_tree {
   std::size_t size_;
   Key empty_;
   std::vector<Key> tree_;
+};
+
+/// A set of positions in [0, n), each with a key: the minimum key over a
+/// range of present positions, and the first present position from a point.
+/// Positions are grouped 64 to a block (a bit mask and the block's minimum),
+/// with a min_tree over blocks, so that updates touch one block and a tree
+/// small enough to stay in cache.
+template <class Key>
+class keyed_position_set {
+ public:
+  keyed_position_set(std::size_t n, Key empty)
+      : empty_(empty), keys_(n, empty), masks_((n + 63) / 64, 0),
+        block_min_(masks_.size(), empty), first_present_(masks_.size(), SIZE_MAX) {}
+
+  void set(std::size_t i, Key key) {
+    keys_[i] = key;
+    masks_[i / 64] |= std::uint64_t{1} << (i % 64);
+    refresh(i / 64);
+  }
+  void erase(std::size_t i) {
+    masks_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+    refresh(i / 64);
+  }
+  /// min key over present positions in [lo, hi).
+  [[nodiscard]] Key min(std::size_t lo, std::size_t hi) const {
+    Key best = empty_;
+    while (lo < hi && lo % 64 != 0) best = std::min(best, key_if_present(lo++));
+    while (hi > lo && hi % 64 != 0) best = std::min(best, key_if_present(--hi));
+    if (lo < hi) best = std::min(best, block_min_.min(lo / 64, hi / 64));
+    return best;
+  }
+  /// The first present position >= from, or SIZE_MAX.
+  [[nodiscard]] std::size_t first_from(std::size_t from) const {
+    if (from / 64 >= masks_.size()) return SIZE_MAX;
+    const std::uint64_t rest = masks_[from / 64] & (~std::uint64_t{0} << (from % 64));
+    if (rest != 0) return from / 64 * 64 + static_cast<std::size_t>(std::countr_zero(rest));
+    return first_present_.min(from / 64 + 1, masks_.size());
+  }
+
+ private:
+  Key key_if_present(std::size_t i) const {
+    return (masks_[i / 64] >> (i % 64) & 1U) ? keys_[i] : empty_;
+  }
+  void refresh(std::size_t block) {
+    Key best = empty_;
+    for (std::uint64_t m = masks_[block]; m != 0; m &= m - 1) {
+      best = std::min(best, keys_[block * 64 + static_cast<std::size_t>(std::countr_zero(m))]);
+    }
+    block_min_.set(block, best);
+    first_present_.set(block, masks_[block] == 0 ? SIZE_MAX
+                                                 : block * 64 + static_cast<std::size_t>(std::countr_zero(masks_[block])));
+  }
+
+  Key empty_;
+  std::vector<Key> keys_;
+  std::vector<std::uint64_t> masks_;
+  min_tree<Key> block_min_;
+  min_tree<std::size_t> first_present_;
 };
 
 }  // namespace detail
@@ -85,8 +143,7 @@ class min_tree {
   }
   using key = std::pair<byte_balance, std::size_t>;
   const key none{byte_balance{UINT64_MAX, false}, SIZE_MAX};
-  detail::min_tree<key> ready(n, none);            // by rank: (left after, index)
-  detail::min_tree<std::size_t> ready_rank(n, SIZE_MAX);  // by rank: the rank itself
+  detail::keyed_position_set<key> ready(n, none);  // by rank: (left after, index)
   const auto after = [&](std::size_t v) {
     return key{byte_balance::of(size[v], state.bytes_freed(v) + state.bytes_dropped(v)), v};
   };
@@ -94,7 +151,6 @@ class min_tree {
   const auto make_ready = [&](std::size_t v) {
     is_ready[v] = 1;
     ready.set(rank[v], after(v));
-    ready_rank.set(rank[v], rank[v]);
   };
   detail::ready_tracker tracker(g);
   tracker.start(make_ready);
@@ -110,13 +166,12 @@ class min_tree {
     key chosen = ready.min(0, within);
     if (chosen == none) {
       // Nothing fits under the peak: the smallest step memory, then the least left after.
-      const std::size_t smallest = ready_rank.min(within, n);
+      const std::size_t smallest = ready.first_from(within);
       if (smallest == SIZE_MAX) break;  // a cycle: caught below
       chosen = ready.min(smallest, ranks_up_to(size[by_size[smallest]]));
     }
     const std::size_t v = chosen.second;
-    ready.clear(rank[v]);
-    ready_rank.clear(rank[v]);
+    ready.erase(rank[v]);
     is_ready[v] = 0;
     order.push_back(v);
     live += size[v];
