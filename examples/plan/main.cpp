@@ -2,6 +2,7 @@
 // family (see each command's header). Exit 0 on success; 1 on bad input or
 // usage, with one line on stderr.
 
+#include "arena.hpp"
 #include "command.hpp"
 #include "peak.hpp"
 #include "report.hpp"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::vector<memopt::plan::command> commands = {
       memopt::plan::add_peak_command(app),
+      memopt::plan::add_arena_command(app),
       memopt::plan::add_report_command(app),
   };
   try {

@@ -2,3 +2,4 @@
 // Everything memopt offers.
 #include <memopt/graph.hpp>
 #include <memopt/liveness.hpp>
+#include <memopt/heap.hpp>

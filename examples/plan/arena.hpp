@@ -1,0 +1,150 @@
+#pragma once
+// memopt-plan arena INPUT --algo NAME [--capacity BYTES] [--time-limit SECONDS]
+//                   [--output FILE.csv] [--schedule NAME] [--alignment BYTES]
+// INPUT is a MiniMalloc CSV (*.csv) or a memopt-graph/1 file, whose lifetimes
+// come from a schedule (CSV id "node:port", lower the producer's step, upper
+// one past the last reader's; persistent buffers are left out of the arena).
+// One JSON object: algo, buffers, arena_bytes, lower_bound_bytes (max-live),
+// fits (with a capacity), proved_optimal, seconds, fragmentation, and for
+// exact: status ("fits", "does-not-fit", "unknown") and nodes. --output
+// writes the plan as MiniMalloc CSV with an offset column.
+
+#include "command.hpp"
+
+#include <io/minimalloc_csv.hpp>
+
+#include <memopt/heap.hpp>
+#include <memopt/liveness.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memopt::plan {
+
+/// The heuristics by their command-line names, in report order.
+inline const std::vector<std::pair<std::string, std::function<heap_plan(std::span<const heap_buffer>)>>>&
+heap_heuristics() {
+  static const std::vector<std::pair<std::string, std::function<heap_plan(std::span<const heap_buffer>)>>> table = {
+      {"first-fit", [](auto b) { return plan_heap(b, first_fit{}); }},
+      {"best-fit", [](auto b) { return plan_heap(b, best_fit{}); }},
+      {"xla-size", [](auto b) { return plan_heap(b, xla_size_fit{}); }},
+      {"xla-area", [](auto b) { return plan_heap(b, xla_area_fit{}); }},
+      {"greedy-size", [](auto b) { return plan_heap(b, greedy_by_size{}); }},
+      {"greedy-breadth", [](auto b) { return plan_heap(b, greedy_by_breadth{}); }},
+      {"best", [](auto b) { return choose_best(b).plan; }},
+  };
+  return table;
+}
+
+/// The order a graph's lifetimes come from. Only the program order for now;
+/// the schedule family hooks its schedulers in here.
+inline std::vector<std::size_t> schedule_order(const io::file_graph& g, const std::string& name) {
+  if (name == "program") return program_order(g);
+  throw cli_error("unknown schedule '" + name + "' (known: program)");
+}
+
+/// The arena problem of a graph under a schedule, named "node:port".
+inline io::csv_problem graph_arena_problem(const io::file_graph& g, const std::vector<std::size_t>& order,
+                                           std::uint64_t alignment) {
+  const auto live = liveness(g, order);
+  const auto all = heap_buffers_of(live, {.alignment = alignment});
+  io::csv_problem problem;
+  problem.has_alignment = alignment > 1;
+  for (buffer_id b = 0; b < all.size(); ++b) {
+    if (live.buffers.persistent[b]) continue;
+    problem.ids.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
+    problem.buffers.push_back(all[b]);
+  }
+  return problem;
+}
+
+inline command add_arena_command(CLI::App& app) {
+  struct options {
+    std::string input;
+    std::string algo = "best";
+    std::optional<std::uint64_t> capacity;
+    double time_limit = 60;
+    std::string output;
+    std::string schedule = "program";
+    std::uint64_t alignment = 1;
+  };
+  auto opts = std::make_shared<options>();
+  auto* cmd = app.add_subcommand("arena", "arena offsets for every buffer, as JSON");
+  cmd->add_option("INPUT", opts->input, "MiniMalloc CSV (*.csv) or memopt-graph/1 file")->required();
+  cmd->add_option("--algo", opts->algo,
+                  "first-fit, best-fit, xla-size, xla-area, greedy-size, greedy-breadth, best, exact")
+      ->capture_default_str();
+  cmd->add_option("--capacity", opts->capacity, "arena bytes available: report whether the plan fits");
+  cmd->add_option("--time-limit", opts->time_limit, "seconds for exact")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--output", opts->output, "write the plan as CSV with an offset column");
+  cmd->add_option("--schedule", opts->schedule, "graph input: the order lifetimes come from")->capture_default_str();
+  cmd->add_option("--alignment", opts->alignment, "graph input: every offset a multiple of this")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  return {cmd, [opts] {
+            const bool is_csv = opts->input.ends_with(".csv");
+            io::csv_problem problem;
+            if (is_csv) {
+              try {
+                problem = io::read_minimalloc_csv(opts->input);
+              } catch (const error& e) {
+                throw cli_error(e.what());
+              }
+            } else {
+              const auto g = load_graph(opts->input);
+              problem = naming_nodes(g, opts->input, [&] {
+                return graph_arena_problem(g, schedule_order(g, opts->schedule), opts->alignment);
+              });
+            }
+            const auto started = std::chrono::steady_clock::now();
+            nlohmann::ordered_json out;
+            out["algo"] = opts->algo;
+            heap_plan plan;
+            std::optional<exact_result> exact;
+            if (opts->algo == "exact") {
+              exact = exact_fit(problem.buffers, {.capacity = opts->capacity, .time_limit_seconds = opts->time_limit});
+              plan = exact->plan;
+            } else {
+              const auto& table = heap_heuristics();
+              const auto it = std::ranges::find(table, opts->algo, [](const auto& entry) { return entry.first; });
+              if (it == table.end()) throw cli_error("unknown --algo '" + opts->algo + "'");
+              try {
+                plan = it->second(problem.buffers);
+              } catch (const error& e) {
+                throw cli_error(opts->input + ": " + e.what());
+              }
+            }
+            const double seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            out["buffers"] = problem.buffers.size();
+            out["arena_bytes"] = plan.arena_bytes;
+            out["lower_bound_bytes"] = plan.peak_bytes;
+            if (opts->capacity) out["fits"] = plan.arena_bytes <= *opts->capacity;
+            out["proved_optimal"] = exact ? exact->proved_optimal : plan.arena_bytes == plan.peak_bytes;
+            if (exact) {
+              out["status"] = exact->status == fit_status::fits           ? "fits"
+                              : exact->status == fit_status::does_not_fit ? "does-not-fit"
+                                                                           : "unknown";
+              out["nodes"] = exact->nodes;
+            }
+            out["fragmentation"] = plan.fragmentation();
+            out["seconds"] = seconds;
+            if (!opts->output.empty()) {
+              std::ofstream file(opts->output, std::ios::binary);
+              file << io::write_minimalloc_csv(problem, plan.offsets);
+              if (!file) throw cli_error("cannot write " + opts->output);
+            }
+            std::cout << out.dump() << '\n';
+          }};
+}
+
+}  // namespace memopt::plan
