@@ -85,11 +85,21 @@ class exact_search {
     span_.resize(n);
     members_.resize(sections_);
     cuts_.assign(sections_ == 0 ? 0 : sections_ - 1, 0);
+    slot_base_.resize(n + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
       span_[i] = {section(items_[i].lower), section(items_[i].upper)};
-      for (std::size_t s = span_[i].first; s < span_[i].second; ++s) members_[s].push_back(i);
+      slot_base_[i + 1] = slot_base_[i] + (span_[i].second - span_[i].first);
       for (std::size_t s = span_[i].first; s + 1 < span_[i].second; ++s) ++cuts_[s];
     }
+    slot_.resize(slot_base_[n]);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t s = span_[i].first; s < span_[i].second; ++s) {
+        slot_[slot_base_[i] + (s - span_[i].first)] = members_[s].size();
+        members_[s].push_back(i);
+      }
+    }
+    unplaced_in_.resize(sections_);
+    for (std::size_t s = 0; s < sections_; ++s) unplaced_in_[s] = members_[s].size();
     // Overlapping pairs by a sweep over sections.
     overlaps_.resize(n);
     std::vector<std::size_t> by_first(n);
@@ -118,6 +128,7 @@ class exact_search {
     min_offset_.assign(n, 0);
     floor_.assign(sections_, 0);
     total_.assign(sections_, 0);
+    touched_at_.assign(sections_, 0);
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t s = span_[i].first; s < span_[i].second; ++s) total_[s] += items_[i].bytes;
     }
@@ -273,28 +284,36 @@ class exact_search {
     const std::uint64_t top = offset + items_[i].bytes;
     bool has_hat = false;
     touched_.clear();
+    ++epoch_;
     for (const std::size_t j : overlaps_[i]) {
       if (placed_[j]) continue;
       has_hat = true;
       if (min_offset_[j] >= top) continue;
       min_changes_.push_back({j, min_offset_[j]});
       min_offset_[j] = align_up(top, items_[j].alignment);
-      for (std::size_t s = span_[j].first; s < span_[j].second; ++s) touched_.push_back(s);
+      for (std::size_t s = span_[j].first; s < span_[j].second; ++s) {
+        if (touched_at_[s] != epoch_) touched_.push_back(s);
+        touched_at_[s] = epoch_;
+      }
     }
     for (std::size_t s = span_[i].first; s < span_[i].second; ++s) {
       floor_changes_.push_back({s, floor_[s]});
       floor_[s] = top;
       total_[s] -= items_[i].bytes;
+      // Move i behind the unplaced members of s; unplace (LIFO) moves it back.
+      const std::size_t last = members_[s][--unplaced_in_[s]];
+      std::size_t& i_slot = slot_[slot_base_[i] + (s - span_[i].first)];
+      std::size_t& last_slot = slot_[slot_base_[last] + (s - span_[last].first)];
+      std::swap(members_[s][i_slot], members_[s][last_slot]);
+      std::swap(i_slot, last_slot);
     }
     // A section's floor is at least the lowest offset its unplaced items can take.
-    std::ranges::sort(touched_);
-    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
     for (const std::size_t s : touched_) {
-      std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
-      for (const std::size_t j : members_[s]) {
-        if (!placed_[j]) lowest = std::min(lowest, min_offset_[j]);
+      std::uint64_t lowest = unplaced_in_[s] == 0 ? 0 : std::numeric_limits<std::uint64_t>::max();
+      for (std::size_t k = 0; k < unplaced_in_[s] && lowest > floor_[s]; ++k) {
+        lowest = std::min(lowest, min_offset_[members_[s][k]]);
       }
-      if (lowest != std::numeric_limits<std::uint64_t>::max() && floor_[s] < lowest) {
+      if (floor_[s] < lowest) {
         floor_changes_.push_back({s, floor_[s]});
         floor_[s] = lowest;
       }
@@ -311,7 +330,10 @@ class exact_search {
       min_offset_[min_changes_[k - 1].index] = min_changes_[k - 1].old_value;
     }
     min_changes_.resize(mins_mark);
-    for (std::size_t s = span_[i].first; s < span_[i].second; ++s) total_[s] += items_[i].bytes;
+    for (std::size_t s = span_[i].first; s < span_[i].second; ++s) {
+      total_[s] += items_[i].bytes;
+      ++unplaced_in_[s];
+    }
     placed_[i] = false;
   }
 
@@ -330,7 +352,9 @@ class exact_search {
   const std::string* preorder_ = nullptr;  // the static order of this round
   std::size_t sections_ = 0;
   std::vector<range> span_;                              // sections of each item
-  std::vector<std::vector<std::size_t>> members_;        // items of each section
+  std::vector<std::vector<std::size_t>> members_;        // items of each section, unplaced first
+  std::vector<std::size_t> unplaced_in_;                 // how many members_[s] are unplaced
+  std::vector<std::size_t> slot_base_, slot_;            // item i's place in members_[s]
   std::vector<std::vector<std::size_t>> overlaps_;       // items overlapping each item
   std::vector<std::size_t> cuts_;                        // unplaced items crossing s | s+1
 
@@ -341,7 +365,9 @@ class exact_search {
   std::vector<bool> placed_;
   std::vector<std::uint64_t> offset_, solution_, min_offset_, floor_, total_;
   std::vector<change> min_changes_, floor_changes_;
-  std::vector<std::size_t> touched_;
+  std::vector<std::size_t> touched_;      // sections whose floor may rise
+  std::vector<std::uint64_t> touched_at_;  // epoch_ when last touched
+  std::uint64_t epoch_ = 0;
 };
 
 /// The arena granularity: every canonical plan's arena is a multiple of the
