@@ -84,7 +84,8 @@ template <heap_algorithm A>
       events.push_back({buffers[b].upper, false, b});
     }
     std::ranges::sort(events, [](const event& x, const event& y) {
-      return x.time != y.time ? x.time < y.time : x.allocates < y.allocates;
+      if (x.time != y.time) return x.time < y.time;
+      return x.allocates != y.allocates ? x.allocates < y.allocates : x.buffer < y.buffer;
     });
     for (const event& e : events) {
       const heap_buffer& x = buffers[e.buffer];
