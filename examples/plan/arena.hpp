@@ -10,6 +10,7 @@
 // writes the plan as MiniMalloc CSV with an offset column.
 
 #include "command.hpp"
+#include "format.hpp"
 
 #include <io/minimalloc_csv.hpp>
 
@@ -24,6 +25,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <utility>
@@ -66,6 +68,27 @@ inline io::csv_problem graph_arena_problem(const io::file_graph& g, const std::v
     problem.buffers.push_back(all[b]);
   }
   return problem;
+}
+
+/// Each heuristic's arena (and exact's) for the program order, beside max-live.
+inline void report_arena(const io::file_graph& g, std::ostream& out) {
+  const auto buffers = graph_arena_problem(g, program_order(g), 1).buffers;
+  const std::uint64_t lower = max_live_bytes(buffers);
+  out << "\nArena offsets for program order: max-live " << lower << " B (" << human_bytes(lower)
+      << "), the lower bound\n  " << pad("algorithm", 16) << pad("arena bytes", 14, true)
+      << pad("arena", 12, true) << pad("vs max-live", 13, true) << pad("time", 11, true) << '\n';
+  const auto row = [&](const std::string& name, std::uint64_t arena, double ms, const std::string& note) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.4f", lower == 0 ? 1.0 : static_cast<double>(arena) / static_cast<double>(lower));
+    out << "  " << pad(name, 16) << pad(std::to_string(arena), 14, true) << pad(human_bytes(arena), 12, true)
+        << pad(ratio, 13, true) << pad(milliseconds(ms), 11, true) << note << '\n';
+  };
+  for (const auto& [name, run] : heap_heuristics()) {
+    const auto [plan, ms] = timed([&] { return run(buffers); });
+    row(name, plan.arena_bytes, ms, "");
+  }
+  const auto [exact, ms] = timed([&] { return exact_fit(buffers, {.time_limit_seconds = 10.0}); });
+  row("exact", exact.plan.arena_bytes, ms, exact.proved_optimal ? "   proved optimal" : "   best found in 10 s");
 }
 
 inline command add_arena_command(CLI::App& app) {

@@ -2,6 +2,7 @@
 // memopt-plan report GRAPH: a readable comparison for a person. Each family
 // adds its section (a function of the graph writing to the stream).
 
+#include "arena.hpp"
 #include "command.hpp"
 #include "format.hpp"
 
@@ -14,16 +15,6 @@
 #include <ostream>
 
 namespace memopt::plan {
-
-/// Milliseconds f() takes, and its result.
-template <class F>
-auto timed(F&& f) {
-  const auto started = std::chrono::steady_clock::now();
-  auto result = std::forward<F>(f)();
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  return std::pair{std::move(result), ms};
-}
 
 inline void report_header(const io::file_graph& g, const std::string& path, std::ostream& out) {
   const auto live = liveness(g, program_order(g));
@@ -72,6 +63,7 @@ inline command add_report_command(CLI::App& app) {
               report_header(g, *path, std::cout);
               report_schedules(g, std::cout);
               report_peak_buffers(g, std::cout);
+              report_arena(g, std::cout);
             });
           }};
 }

@@ -165,3 +165,89 @@ TEST_CASE("usage: exit 1 with one line, and --help exits 0") {
   CHECK(help.status == 0);
   CHECK(help.out.find("peak") != std::string::npos);
 }
+
+TEST_CASE("arena: the JSON contract on MiniMalloc's README example, every algorithm") {
+  const auto csv = data_dir + "/minimalloc/examples/input.12.csv";
+  for (const std::string algo :
+       {"first-fit", "best-fit", "xla-size", "xla-area", "greedy-size", "greedy-breadth", "best", "exact"}) {
+    INFO(algo);
+    const auto r = plan("arena " + csv + " --algo " + algo + " --capacity 12");
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["algo"] == algo);
+    CHECK(j["buffers"] == 5);
+    CHECK(j["lower_bound_bytes"] == 12);
+    CHECK(j["arena_bytes"].get<std::uint64_t>() >= 12);
+    CHECK(j["fits"] == (j["arena_bytes"].get<std::uint64_t>() <= 12));
+    CHECK(j.contains("proved_optimal"));
+    CHECK(j.contains("seconds"));
+  }
+  const auto j = nlohmann::json::parse(plan("arena " + csv + " --algo exact").out);
+  CHECK(j["arena_bytes"] == 12);
+  CHECK(j["proved_optimal"] == true);
+  CHECK_FALSE(j.contains("fits"));
+}
+
+TEST_CASE("arena --output: the plan as MiniMalloc CSV with an offset column") {
+  const auto out = temp_path("plan.csv");
+  const auto r = plan("arena " + data_dir + "/minimalloc/examples/input.12.csv --algo exact --output " + out.string());
+  REQUIRE(r.status == 0);
+  std::ifstream in(out);
+  std::string header, row;
+  std::getline(in, header);
+  CHECK(header == "id,lower,upper,size,offset");
+  int rows = 0;
+  while (std::getline(in, row)) ++rows;
+  CHECK(rows == 5);
+}
+
+TEST_CASE("arena: a capacity that cannot fit is an answer, not an error") {
+  const auto r = plan("arena " + data_dir + "/minimalloc/examples/input.12.csv --algo exact --capacity 11");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["fits"] == false);
+  CHECK(j["status"] == "does-not-fit");
+}
+
+TEST_CASE("arena: a graph's buffers are named node:port and persistent ones stay out") {
+  const auto out = temp_path("graph_plan.csv");
+  const auto r = plan("arena " + data_dir + "/small/persistent.json --algo best --alignment 16 --output " + out.string());
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["lower_bound_bytes"] == 40);
+  CHECK(j["buffers"].get<int>() < 5);
+  std::ifstream in(out);
+  std::string header, row;
+  std::getline(in, header);
+  CHECK(header == "id,lower,upper,size,alignment,offset");
+  std::getline(in, row);
+  CHECK(row.find(':') != std::string::npos);
+}
+
+TEST_CASE("arena: best reaches max-live on resnet18_train_b32 within 1 percent, exact on the dot") {
+  const auto graph = data_dir + "/resnet18_train_b32.json";
+  const auto best = nlohmann::json::parse(plan("arena " + graph + " --algo best").out);
+  CHECK(best["lower_bound_bytes"] == 1016784292);
+  CHECK(best["arena_bytes"].get<double>() <= 1.01 * 1016784292);
+  const auto exact = nlohmann::json::parse(plan("arena " + graph + " --algo exact").out);
+  CHECK(exact["arena_bytes"] == 1016784292);
+  CHECK(exact["proved_optimal"] == true);
+}
+
+TEST_CASE("arena: bad input and usage are refused in one line") {
+  check_refused(plan("arena " + write_temp("neg.csv", "id,lower,upper,size\na,0,1,-4\n").string() + " --algo best"),
+                "line 2: size \"-4\" is negative");
+  check_refused(plan("arena " + write_temp("cols.csv", "id,lower,size\n").string() + " --algo best"),
+                "missing column \"upper\"");
+  check_refused(plan("arena " + data_dir + "/minimalloc/examples/input.12.csv --algo worst-fit"), "unknown --algo 'worst-fit'");
+  check_refused(plan("arena " + data_dir + "/small/diamond.json --schedule nope"), "unknown schedule 'nope'");
+  check_refused(plan("arena /nonexistent/x.csv"), "cannot open");
+}
+
+TEST_CASE("report: arena section beside max-live") {
+  const auto r = plan("report " + data_dir + "/resnet18_train_b32.json");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("Arena offsets for program order") != std::string::npos);
+  CHECK(r.out.find("greedy-breadth") != std::string::npos);
+  CHECK(r.out.find("proved optimal") != std::string::npos);
+}
