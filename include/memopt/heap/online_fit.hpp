@@ -3,11 +3,14 @@
 // buffers: each allocate sees only what is live now. first_fit takes the
 // lowest hole that fits, best_fit the smallest (lowest on ties); with no
 // fitting hole both grow the arena at its top. Freed holes merge with their
-// neighbours. best_fit is O(log n) an event; first_fit O(holes) at worst.
+// neighbours. best_fit is O(log n) an event; first_fit O(log n) too, but
+// for the scan of one size class (holes between bytes and twice as many).
 
 #include <memopt/heap/algorithm.hpp>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -63,13 +66,23 @@ class free_list {
 
   [[nodiscard]] std::uint64_t high_water() const noexcept { return high_water_; }
 
-  /// The lowest hole holding `bytes` at `alignment`.
+  /// The lowest hole holding `bytes` at `alignment`. Holes are filed by size
+  /// class (floor of log2): in a class above that of `bytes` the lowest hole
+  /// fits (alignment aside), so only one class is scanned.
   [[nodiscard]] std::optional<std::pair<std::uint64_t, std::uint64_t>> lowest_fit(
       std::uint64_t bytes, std::uint64_t alignment) const {
-    for (const auto& [begin, end] : by_offset_) {
-      if (align_up(begin, alignment) + bytes <= end) return std::pair{begin, end};
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
+    for (std::size_t c = size_class(bytes); c < by_class_.size(); ++c) {
+      for (const std::uint64_t begin : by_class_[c]) {
+        if (best && begin >= best->first) break;
+        const std::uint64_t end = by_offset_.at(begin);
+        if (align_up(begin, alignment) + bytes <= end) {
+          best = std::pair{begin, end};
+          break;
+        }
+      }
     }
-    return std::nullopt;
+    return best;
   }
 
   /// The smallest hole holding `bytes` at `alignment`, lowest on ties.
@@ -83,17 +96,23 @@ class free_list {
   }
 
  private:
+  static std::size_t size_class(std::uint64_t bytes) {
+    return bytes == 0 ? 0 : static_cast<std::size_t>(std::bit_width(bytes) - 1);
+  }
   void add_hole(std::uint64_t begin, std::uint64_t end) {
     by_offset_.emplace(begin, end);
     by_size_.emplace(end - begin, begin);
+    by_class_[size_class(end - begin)].insert(begin);
   }
   void erase_hole(std::uint64_t begin, std::uint64_t end) {
     by_offset_.erase(begin);
     by_size_.erase({end - begin, begin});
+    by_class_[size_class(end - begin)].erase(begin);
   }
 
   std::map<std::uint64_t, std::uint64_t> by_offset_;           // begin -> end
   std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;  // (size, begin)
+  std::array<std::set<std::uint64_t>, 64> by_class_;           // begins by size class
   std::uint64_t top_ = 0;
   std::uint64_t high_water_ = 0;
 };
