@@ -1,13 +1,16 @@
 #pragma once
 // memopt-plan arena INPUT --algo NAME [--capacity BYTES] [--time-limit SECONDS]
-//                   [--output FILE.csv] [--schedule NAME] [--alignment BYTES]
+//                   [--output FILE.csv] [--schedule NAME] [--alignment BYTES] [--alias]
 // INPUT is a MiniMalloc CSV (*.csv) or a memopt-graph/1 file, whose lifetimes
 // come from a schedule (CSV id "node:port", lower the producer's step, upper
 // one past the last reader's; persistent buffers are left out of the arena).
 // One JSON object: algo, buffers, arena_bytes, lower_bound_bytes (max-live),
 // fits (with a capacity), proved_optimal, seconds, fragmentation, and for
 // exact: status ("fits", "does-not-fit", "unknown") and nodes. --output
-// writes the plan as MiniMalloc CSV with an offset column.
+// writes the plan as MiniMalloc CSV with an offset column. With --alias, an
+// in-place or view output shares its input's storage where that input dies
+// (its row then has an empty lifetime and the storage's offset), and max-live
+// counts the shared storage once.
 
 #include "command.hpp"
 #include "format.hpp"
@@ -55,24 +58,37 @@ inline std::vector<std::size_t> schedule_order(const io::file_graph& g, const st
   throw cli_error("unknown schedule '" + name + "' (known: program)");
 }
 
-/// The arena problem of a graph under a schedule, named "node:port".
-inline io::csv_problem graph_arena_problem(const io::file_graph& g, const std::vector<std::size_t>& order,
-                                           std::uint64_t alignment) {
-  const auto live = liveness(g, order);
-  const auto all = heap_buffers_of(live, {.alignment = alignment});
+/// The arena problem of a graph under a schedule, one row per transient
+/// buffer, named "node:port"; with aliasing, storage[row] is the row whose
+/// storage it shares (the row itself when none).
+struct graph_arena {
   io::csv_problem problem;
-  problem.has_alignment = alignment > 1;
+  std::vector<buffer_id> storage;
+};
+
+inline graph_arena graph_arena_problem(const io::file_graph& g, const std::vector<std::size_t>& order,
+                                       std::uint64_t alignment, bool aliasing) {
+  const auto live = liveness(g, order);
+  const auto storage = aliasing ? alias_storage(g, live) : std::vector<buffer_id>{};
+  const auto all = heap_buffers_of(live, {.alignment = alignment, .storage = storage});
+  graph_arena arena;
+  arena.problem.has_alignment = alignment > 1;
+  std::vector<buffer_id> row_of(all.size());
+  for (buffer_id b = 0, row = 0; b < all.size(); ++b) {
+    if (!live.buffers.persistent[b]) row_of[b] = row++;
+  }
   for (buffer_id b = 0; b < all.size(); ++b) {
     if (live.buffers.persistent[b]) continue;
-    problem.ids.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
-    problem.buffers.push_back(all[b]);
+    arena.problem.ids.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
+    arena.problem.buffers.push_back(all[b]);
+    arena.storage.push_back(row_of[aliasing ? storage[b] : b]);
   }
-  return problem;
+  return arena;
 }
 
 /// Each heuristic's arena (and exact's) for the program order, beside max-live.
 inline void report_arena(const io::file_graph& g, std::ostream& out) {
-  const auto buffers = graph_arena_problem(g, program_order(g), 1).buffers;
+  const auto buffers = graph_arena_problem(g, program_order(g), 1, false).problem.buffers;
   const std::uint64_t lower = max_live_bytes(buffers);
   out << "\nArena offsets for program order: max-live " << lower << " B (" << human_bytes(lower)
       << "), the lower bound\n  " << pad("algorithm", 16) << pad("arena bytes", 14, true)
@@ -89,6 +105,11 @@ inline void report_arena(const io::file_graph& g, std::ostream& out) {
   }
   const auto [exact, ms] = timed([&] { return exact_fit(buffers, {.time_limit_seconds = 10.0}); });
   row("exact", exact.plan.arena_bytes, ms, exact.proved_optimal ? "   proved optimal" : "   best found in 10 s");
+  const auto shared = graph_arena_problem(g, program_order(g), 1, true).problem.buffers;
+  const auto [aliased, aliased_ms] = timed([&] { return exact_fit(shared, {.time_limit_seconds = 10.0}); });
+  out << "  with in-place/view outputs in their input's storage (--alias): max-live "
+      << aliased.plan.peak_bytes << " B, exact arena " << aliased.plan.arena_bytes << " B ("
+      << human_bytes(aliased.plan.arena_bytes) << ")" << (aliased.proved_optimal ? ", proved optimal" : "") << '\n';
 }
 
 inline command add_arena_command(CLI::App& app) {
@@ -100,6 +121,7 @@ inline command add_arena_command(CLI::App& app) {
     std::string output;
     std::string schedule = "program";
     std::uint64_t alignment = 1;
+    bool alias = false;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("arena", "arena offsets for every buffer, as JSON");
@@ -113,9 +135,11 @@ inline command add_arena_command(CLI::App& app) {
   cmd->add_option("--schedule", opts->schedule, "graph input: the order lifetimes come from")->capture_default_str();
   cmd->add_option("--alignment", opts->alignment, "graph input: every offset a multiple of this")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--alias", opts->alias, "graph input: in-place/view outputs share their input's storage");
   return {cmd, [opts] {
             const bool is_csv = opts->input.ends_with(".csv");
             io::csv_problem problem;
+            std::vector<buffer_id> storage;
             if (is_csv) {
               try {
                 problem = io::read_minimalloc_csv(opts->input);
@@ -124,9 +148,11 @@ inline command add_arena_command(CLI::App& app) {
               }
             } else {
               const auto g = load_graph(opts->input);
-              problem = naming_nodes(g, opts->input, [&] {
-                return graph_arena_problem(g, schedule_order(g, opts->schedule), opts->alignment);
+              auto arena = naming_nodes(g, opts->input, [&] {
+                return graph_arena_problem(g, schedule_order(g, opts->schedule), opts->alignment, opts->alias);
               });
+              problem = std::move(arena.problem);
+              storage = std::move(arena.storage);
             }
             const auto started = std::chrono::steady_clock::now();
             nlohmann::ordered_json out;
@@ -146,6 +172,7 @@ inline command add_arena_command(CLI::App& app) {
                 throw cli_error(opts->input + ": " + e.what());
               }
             }
+            share_offsets(plan, storage);
             const double seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             out["buffers"] = problem.buffers.size();

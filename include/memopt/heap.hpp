@@ -1,6 +1,7 @@
 #pragma once
 // Umbrella for heap/: arena offsets for fixed lifetimes.
 #include <memopt/heap/algorithm.hpp>
+#include <memopt/heap/aliasing.hpp>
 #include <memopt/heap/check.hpp>
 #include <memopt/heap/choose_best.hpp>
 #include <memopt/heap/exact.hpp>

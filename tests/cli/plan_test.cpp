@@ -251,3 +251,25 @@ TEST_CASE("report: arena section beside max-live") {
   CHECK(r.out.find("greedy-breadth") != std::string::npos);
   CHECK(r.out.find("proved optimal") != std::string::npos);
 }
+
+TEST_CASE("arena --alias: an in-place output shares its input's storage and lowers max-live") {
+  const auto file = write_temp("inplace.json", graph_with(
+      R"({"name": "x", "outputs": [10]},
+         {"name": "k", "outputs": [4]},
+         {"name": "y", "outputs": [10], "inputs": ["x:0"], "attrs": {"inplace": true, "alias": "x:0"}},
+         {"name": "w", "outputs": [2], "inputs": ["y:0", "k:0"]})"));
+  const auto plain = nlohmann::json::parse(plan("arena " + file.string() + " --algo exact").out);
+  CHECK(plain["lower_bound_bytes"] == 24);
+  const auto out = temp_path("inplace.csv");
+  const auto shared = nlohmann::json::parse(plan("arena " + file.string() + " --algo exact --alias --output " + out.string()).out);
+  CHECK(shared["lower_bound_bytes"] == 16);
+  CHECK(shared["arena_bytes"] == 16);
+  std::ifstream in(out);
+  std::string header, x, k, y;
+  std::getline(in, header);
+  std::getline(in, x);
+  std::getline(in, k);
+  std::getline(in, y);
+  CHECK(y.starts_with("y:0,2,2,10,"));  // no space of its own
+  CHECK(y.substr(y.rfind(',')) == x.substr(x.rfind(',')));  // x's offset
+}

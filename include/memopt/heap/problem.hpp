@@ -101,11 +101,15 @@ struct heap_plan {
 
 struct heap_buffers_options {
   std::uint64_t alignment = 1;  ///< of every buffer
+  /// Optional: storage[b], the buffer whose storage b lives in (alias_storage).
+  std::span<const buffer_id> storage = {};
 };
 
 /// The arena problem of one schedule, one heap_buffer per buffer id: the closed
 /// live interval [first, last] becomes [first, last + 1). Persistent buffers
 /// live outside the arena: they get an empty lifetime and take no space.
+/// With options.storage, a storage root lives until its last member dies and
+/// the members take no space of their own (share_offsets places them).
 [[nodiscard]] inline std::vector<heap_buffer> heap_buffers_of(const liveness_result& live,
                                                               const heap_buffers_options& options = {}) {
   std::vector<heap_buffer> buffers(live.buffers.size());
@@ -115,6 +119,12 @@ struct heap_buffers_options {
     buffers[b].lower = live.intervals[b].first;
     buffers[b].upper = live.intervals[b].last + 1;
     buffers[b].bytes = live.buffers.bytes[b];
+  }
+  for (buffer_id b = 0; b < options.storage.size(); ++b) {
+    const buffer_id root = options.storage[b];
+    if (root == b) continue;
+    buffers[root].upper = std::max(buffers[root].upper, buffers[b].upper);
+    buffers[b].upper = buffers[b].lower;
   }
   return buffers;
 }
