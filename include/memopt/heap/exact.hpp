@@ -70,18 +70,10 @@ class exact_search {
         items_.push_back(buffers[b]);
       }
     }
-    std::vector<std::uint64_t> times;
-    for (const auto& x : items_) {
-      times.push_back(x.lower);
-      times.push_back(x.upper);
-    }
-    std::ranges::sort(times);
-    times.erase(std::unique(times.begin(), times.end()), times.end());
-    const auto section = [&](std::uint64_t t) {
-      return static_cast<std::size_t>(std::ranges::lower_bound(times, t) - times.begin());
-    };
+    const time_sections times(items_);
+    const auto section = [&](std::uint64_t t) { return times.of(t); };
     const std::size_t n = items_.size();
-    sections_ = times.empty() ? 0 : times.size() - 1;
+    sections_ = times.size();
     span_.resize(n);
     members_.resize(sections_);
     cuts_.assign(sections_ == 0 ? 0 : sections_ - 1, 0);

@@ -197,18 +197,9 @@ struct size_order {
 /// live bytes, descending, earlier first on ties), then by size.
 struct breadth_order {
   std::vector<std::size_t> operator()(std::span<const heap_buffer> buffers) const {
-    std::vector<std::uint64_t> times;
-    for (const auto& x : buffers) {
-      if (!x.takes_space()) continue;
-      times.push_back(x.lower);
-      times.push_back(x.upper);
-    }
-    std::ranges::sort(times);
-    times.erase(std::unique(times.begin(), times.end()), times.end());
-    const auto section = [&](std::uint64_t t) {
-      return static_cast<std::size_t>(std::ranges::lower_bound(times, t) - times.begin());
-    };
-    const std::size_t sections = times.empty() ? 0 : times.size() - 1;
+    const time_sections times(buffers);
+    const auto section = [&](std::uint64_t t) { return times.of(t); };
+    const std::size_t sections = times.size();
     std::vector<std::uint64_t> breadth(sections + 1, 0);
     for (const auto& x : buffers) {
       if (!x.takes_space()) continue;

@@ -79,6 +79,30 @@ struct heap_plan {
   return peak;
 }
 
+namespace detail {
+
+/// The distinct lifetime ends of the buffers taking space: section s is the
+/// time span [at[s], at[s + 1]); a buffer spans sections [of(lower), of(upper)).
+struct time_sections {
+  std::vector<std::uint64_t> at;
+
+  explicit time_sections(std::span<const heap_buffer> buffers) {
+    for (const auto& x : buffers) {
+      if (!x.takes_space()) continue;
+      at.push_back(x.lower);
+      at.push_back(x.upper);
+    }
+    std::ranges::sort(at);
+    at.erase(std::unique(at.begin(), at.end()), at.end());
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return at.empty() ? 0 : at.size() - 1; }
+  [[nodiscard]] std::size_t of(std::uint64_t t) const {
+    return static_cast<std::size_t>(std::ranges::lower_bound(at, t) - at.begin());
+  }
+};
+
+}  // namespace detail
+
 /// arena_bytes of `offsets` on `buffers` (0 when nothing takes space).
 [[nodiscard]] inline std::uint64_t arena_bytes_of(std::span<const heap_buffer> buffers,
                                                   std::span<const std::uint64_t> offsets) {
