@@ -94,7 +94,7 @@ class lifetime_tree {
     }
     items = {};
     const std::size_t id = nodes_.size();
-    nodes_.push_back({.center = center});
+    nodes_.emplace_back().center = center;
     auto by_last = here;
     std::ranges::sort(here, {}, [&](std::size_t b) { return buffers_[b].lower; });
     std::ranges::sort(by_last, std::greater<>{}, [&](std::size_t b) { return buffers_[b].upper; });
