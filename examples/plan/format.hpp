@@ -1,9 +1,11 @@
 #pragma once
-// Small text helpers for memopt-plan's human-readable report.
+// Small text helpers for memopt-plan's human-readable report, and a timer.
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace memopt::plan {
 
@@ -33,6 +35,16 @@ inline std::string pad(const std::string& text, std::size_t width, bool right = 
   if (text.size() >= width) return text;
   const std::string fill(width - text.size(), ' ');
   return right ? fill + text : text + fill;
+}
+
+/// Milliseconds f() takes, and its result.
+template <class F>
+auto timed(F&& f) {
+  const auto started = std::chrono::steady_clock::now();
+  auto result = std::forward<F>(f)();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return std::pair{std::move(result), ms};
 }
 
 }  // namespace memopt::plan

@@ -4,6 +4,7 @@
 
 #include "caffe2.hpp"
 #include "colocate.hpp"
+#include "arena.hpp"
 #include "command.hpp"
 #include "peak.hpp"
 #include "report.hpp"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
       memopt::plan::add_peak_command(app),
       memopt::plan::add_schedule_command(app),
       memopt::plan::add_colocate_command(app),
+      memopt::plan::add_arena_command(app),
       memopt::plan::add_report_command(app),
       memopt::plan::add_share_command(app),
   };

@@ -2,6 +2,7 @@
 // memopt-plan report GRAPH: a readable comparison for a person. Each family
 // adds its section (a function of the graph writing to the stream).
 
+#include "arena.hpp"
 #include "command.hpp"
 #include "format.hpp"
 #include "schedulers.hpp"
@@ -76,6 +77,7 @@ inline command add_report_command(CLI::App& app) {
               report_schedules(g, std::cout);
               report_peak_buffers(g, std::cout);
               report_sharing(g, std::cout);
+              report_arena(g, std::cout);
             });
           }};
 }

@@ -5,3 +5,4 @@
 #include <memopt/liveness.hpp>
 #include <memopt/schedule.hpp>
 #include <memopt/share.hpp>
+#include <memopt/heap.hpp>

@@ -22,6 +22,7 @@ const std::string data_dir = MEMOPT_DATA_DIR;
 
 using memopt::testing::check_refused;
 using memopt::testing::plan;
+using memopt::testing::temp_path;
 using memopt::testing::write_temp;
 
 std::string graph_with(const std::string& nodes) {
@@ -283,4 +284,121 @@ TEST_CASE("caffe2: rewrites a NetDef, refuses as the seed does, names the blob r
   const auto fit = plan("share " + data_dir + "/small/diamond.json --algo linear --policy best-fit");
   REQUIRE(fit.status == 0);
   CHECK(nlohmann::json::parse(fit.out)["policy"] == "best-fit");
+}
+
+TEST_CASE("arena: the JSON contract on MiniMalloc's README example, every algorithm") {
+  const auto csv = data_dir + "/minimalloc/examples/input.12.csv";
+  for (const std::string algo :
+       {"first-fit", "best-fit", "xla-size", "xla-area", "greedy-size", "greedy-breadth", "best", "exact"}) {
+    INFO(algo);
+    const auto r = plan("arena " + csv + " --algo " + algo + " --capacity 12");
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["algo"] == algo);
+    CHECK(j["buffers"] == 5);
+    CHECK(j["lower_bound_bytes"] == 12);
+    CHECK(j["arena_bytes"].get<std::uint64_t>() >= 12);
+    CHECK(j["fits"] == (j["arena_bytes"].get<std::uint64_t>() <= 12));
+    CHECK(j.contains("proved_optimal"));
+    CHECK(j.contains("seconds"));
+  }
+  const auto j = nlohmann::json::parse(plan("arena " + csv + " --algo exact").out);
+  CHECK(j["arena_bytes"] == 12);
+  CHECK(j["proved_optimal"] == true);
+  CHECK_FALSE(j.contains("fits"));
+}
+
+TEST_CASE("arena --output: the plan as MiniMalloc CSV with an offset column") {
+  const auto out = temp_path("plan.csv");
+  const auto r = plan("arena " + data_dir + "/minimalloc/examples/input.12.csv --algo exact --output " + out.string());
+  REQUIRE(r.status == 0);
+  std::ifstream in(out);
+  std::string header, row;
+  std::getline(in, header);
+  CHECK(header == "id,lower,upper,size,offset");
+  int rows = 0;
+  while (std::getline(in, row)) ++rows;
+  CHECK(rows == 5);
+}
+
+TEST_CASE("arena: a capacity that cannot fit is an answer, not an error") {
+  const auto r = plan("arena " + data_dir + "/minimalloc/examples/input.12.csv --algo exact --capacity 11");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["fits"] == false);
+  CHECK(j["status"] == "does-not-fit");
+}
+
+TEST_CASE("arena: lifetimes from the best schedule by default, from another with --schedule") {
+  const auto graph = data_dir + "/small/greedy_trap.json";
+  const auto by_default = nlohmann::json::parse(plan("arena " + graph + " --algo exact").out);
+  CHECK(by_default["lower_bound_bytes"] == 14);  // the optimal order's peak
+  const auto program = nlohmann::json::parse(plan("arena " + graph + " --algo exact --schedule program").out);
+  CHECK(program["lower_bound_bytes"] == 15);
+}
+
+TEST_CASE("arena: a graph's buffers are named node:port and persistent ones stay out") {
+  const auto out = temp_path("graph_plan.csv");
+  const auto r = plan("arena " + data_dir + "/small/persistent.json --algo best --alignment 16 --output " + out.string());
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["lower_bound_bytes"] == 40);
+  CHECK(j["buffers"].get<int>() < 5);
+  std::ifstream in(out);
+  std::string header, row;
+  std::getline(in, header);
+  CHECK(header == "id,lower,upper,size,alignment,offset");
+  std::getline(in, row);
+  CHECK(row.find(':') != std::string::npos);
+}
+
+TEST_CASE("arena: best reaches max-live on resnet18_train_b32 within 1 percent, exact on the dot") {
+  const auto graph = data_dir + "/resnet18_train_b32.json --schedule program";
+  const auto best = nlohmann::json::parse(plan("arena " + graph + " --algo best").out);
+  CHECK(best["lower_bound_bytes"] == 1016784292);
+  CHECK(best["arena_bytes"].get<double>() <= 1.01 * 1016784292);
+  const auto exact = nlohmann::json::parse(plan("arena " + graph + " --algo exact").out);
+  CHECK(exact["arena_bytes"] == 1016784292);
+  CHECK(exact["proved_optimal"] == true);
+}
+
+TEST_CASE("arena: bad input and usage are refused in one line") {
+  check_refused(plan("arena " + write_temp("neg.csv", "id,lower,upper,size\na,0,1,-4\n").string() + " --algo best"),
+                "line 2: size \"-4\" is negative");
+  check_refused(plan("arena " + write_temp("cols.csv", "id,lower,size\n").string() + " --algo best"),
+                "missing column \"upper\"");
+  check_refused(plan("arena " + data_dir + "/minimalloc/examples/input.12.csv --algo worst-fit"), "unknown --algo 'worst-fit'");
+  check_refused(plan("arena " + data_dir + "/small/diamond.json --schedule nope"), "--schedule");
+  check_refused(plan("arena /nonexistent/x.csv"), "cannot open");
+}
+
+TEST_CASE("report: arena section beside max-live") {
+  const auto r = plan("report " + data_dir + "/resnet18_train_b32.json");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("Arena offsets for program order") != std::string::npos);
+  CHECK(r.out.find("greedy-breadth") != std::string::npos);
+  CHECK(r.out.find("proved optimal") != std::string::npos);
+}
+
+TEST_CASE("arena --alias: an in-place output shares its input's storage and lowers max-live") {
+  const auto file = write_temp("inplace.json", graph_with(
+      R"({"name": "x", "outputs": [10]},
+         {"name": "k", "outputs": [4]},
+         {"name": "y", "outputs": [10], "inputs": ["x:0"], "attrs": {"inplace": true, "alias": "x:0"}},
+         {"name": "w", "outputs": [2], "inputs": ["y:0", "k:0"]})"));
+  const auto plain = nlohmann::json::parse(plan("arena " + file.string() + " --algo exact --schedule program").out);
+  CHECK(plain["lower_bound_bytes"] == 24);
+  const auto out = temp_path("inplace.csv");
+  const auto shared = nlohmann::json::parse(
+      plan("arena " + file.string() + " --algo exact --schedule program --alias --output " + out.string()).out);
+  CHECK(shared["lower_bound_bytes"] == 16);
+  CHECK(shared["arena_bytes"] == 16);
+  std::ifstream in(out);
+  std::string header, x, k, y;
+  std::getline(in, header);
+  std::getline(in, x);
+  std::getline(in, k);
+  std::getline(in, y);
+  CHECK(y.starts_with("y:0,2,2,10,"));  // no space of its own
+  CHECK(y.substr(y.rfind(',')) == x.substr(x.rfind(',')));  // x's offset
 }

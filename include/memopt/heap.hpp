@@ -1,0 +1,10 @@
+#pragma once
+// Umbrella for heap/: arena offsets for fixed lifetimes.
+#include <memopt/heap/algorithm.hpp>
+#include <memopt/heap/aliasing.hpp>
+#include <memopt/heap/check.hpp>
+#include <memopt/heap/choose_best.hpp>
+#include <memopt/heap/exact.hpp>
+#include <memopt/heap/global_fit.hpp>
+#include <memopt/heap/online_fit.hpp>
+#include <memopt/heap/problem.hpp>

@@ -1,0 +1,156 @@
+#pragma once
+// The arena problem: buffers with fixed half-open lifetimes [lower, upper) and
+// sizes, as in MiniMalloc; heap_plan, the answer every heap algorithm returns;
+// max_live_bytes, the no-fragmentation lower bound (no plan is smaller); and
+// heap_buffers_of, the problem of one schedule, from the liveness module.
+//
+// A buffer with zero bytes or an empty lifetime (lower == upper) takes no
+// space: it overlaps nothing and sits at offset 0. max_live_bytes is
+// O(n log n); throws size_overflow_error (with the buffer's index in `vertex`)
+// when a live sum does not fit 64 bits.
+
+#include <memopt/error.hpp>
+#include <memopt/liveness/liveness.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace memopt {
+
+struct heap_buffer {
+  std::uint64_t lower = 0;      ///< first time step the buffer is live
+  std::uint64_t upper = 0;      ///< first time step it is dead again (exclusive)
+  std::uint64_t bytes = 0;
+  std::uint64_t alignment = 1;  ///< its offset must be a multiple of this (>= 1)
+
+  [[nodiscard]] bool takes_space() const noexcept { return bytes > 0 && lower < upper; }
+  /// Live at a common time step, both taking space.
+  [[nodiscard]] bool overlaps(const heap_buffer& other) const noexcept {
+    return takes_space() && other.takes_space() && lower < other.upper && other.lower < upper;
+  }
+};
+
+/// An offset for every buffer of one arena.
+struct heap_plan {
+  std::vector<std::uint64_t> offsets;  ///< by buffer
+  std::uint64_t arena_bytes = 0;       ///< max of offset + bytes over buffers taking space
+  std::uint64_t peak_bytes = 0;        ///< max-live: the lower bound for arena_bytes
+
+  /// arena / peak - 1: the space lost to holes (0 for a perfect plan).
+  [[nodiscard]] double fragmentation() const noexcept {
+    return peak_bytes == 0 ? 0.0
+                           : static_cast<double>(arena_bytes) / static_cast<double>(peak_bytes) - 1.0;
+  }
+};
+
+/// The largest total size of buffers live at one time step.
+[[nodiscard]] inline std::uint64_t max_live_bytes(std::span<const heap_buffer> buffers) {
+  // (time, +1 allocates / 0 frees, buffer): at equal times frees come first,
+  // since a buffer dead at t makes room for one born at t.
+  struct event {
+    std::uint64_t time;
+    bool allocates;
+    std::size_t buffer;
+  };
+  std::vector<event> events;
+  events.reserve(2 * buffers.size());
+  for (std::size_t b = 0; b < buffers.size(); ++b) {
+    if (!buffers[b].takes_space()) continue;
+    events.push_back({buffers[b].lower, true, b});
+    events.push_back({buffers[b].upper, false, b});
+  }
+  std::ranges::sort(events, [](const event& x, const event& y) {
+    return x.time != y.time ? x.time < y.time : x.allocates < y.allocates;
+  });
+  std::uint64_t live = 0;
+  std::uint64_t peak = 0;
+  for (const event& e : events) {
+    const std::uint64_t bytes = buffers[e.buffer].bytes;
+    if (!e.allocates) {
+      live -= bytes;
+    } else if (__builtin_add_overflow(live, bytes, &live)) {
+      throw size_overflow_error(e.buffer, live, bytes);
+    }
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+namespace detail {
+
+/// The distinct lifetime ends of the buffers taking space: section s is the
+/// time span [at[s], at[s + 1]); a buffer spans sections [of(lower), of(upper)).
+struct time_sections {
+  std::vector<std::uint64_t> at;
+
+  explicit time_sections(std::span<const heap_buffer> buffers) {
+    for (const auto& x : buffers) {
+      if (!x.takes_space()) continue;
+      at.push_back(x.lower);
+      at.push_back(x.upper);
+    }
+    std::ranges::sort(at);
+    at.erase(std::unique(at.begin(), at.end()), at.end());
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return at.empty() ? 0 : at.size() - 1; }
+  [[nodiscard]] std::size_t of(std::uint64_t t) const {
+    return static_cast<std::size_t>(std::ranges::lower_bound(at, t) - at.begin());
+  }
+};
+
+}  // namespace detail
+
+/// arena_bytes of `offsets` on `buffers` (0 when nothing takes space).
+[[nodiscard]] inline std::uint64_t arena_bytes_of(std::span<const heap_buffer> buffers,
+                                                  std::span<const std::uint64_t> offsets) {
+  std::uint64_t arena = 0;
+  for (std::size_t b = 0; b < buffers.size(); ++b) {
+    if (buffers[b].takes_space()) arena = std::max(arena, offsets[b] + buffers[b].bytes);
+  }
+  return arena;
+}
+
+/// A plan from offsets: arena and peak computed from the buffers.
+[[nodiscard]] inline heap_plan make_heap_plan(std::span<const heap_buffer> buffers,
+                                              std::vector<std::uint64_t> offsets) {
+  heap_plan plan;
+  plan.arena_bytes = arena_bytes_of(buffers, offsets);
+  plan.peak_bytes = max_live_bytes(buffers);
+  plan.offsets = std::move(offsets);
+  return plan;
+}
+
+struct heap_buffers_options {
+  std::uint64_t alignment = 1;  ///< of every buffer
+  /// Optional: storage[b], the buffer whose storage b lives in (alias_storage).
+  std::span<const buffer_id> storage = {};
+};
+
+/// The arena problem of one schedule, one heap_buffer per buffer id: the closed
+/// live interval [first, last] becomes [first, last + 1). Persistent buffers
+/// live outside the arena: they get an empty lifetime and take no space.
+/// With options.storage, a storage root lives until its last member dies and
+/// the members take no space of their own (share_offsets places them).
+[[nodiscard]] inline std::vector<heap_buffer> heap_buffers_of(const liveness_result& live,
+                                                              const heap_buffers_options& options = {}) {
+  std::vector<heap_buffer> buffers(live.buffers.size());
+  for (buffer_id b = 0; b < buffers.size(); ++b) {
+    buffers[b].alignment = options.alignment;
+    if (live.buffers.persistent[b]) continue;
+    buffers[b].lower = live.intervals[b].first;
+    buffers[b].upper = live.intervals[b].last + 1;
+    buffers[b].bytes = live.buffers.bytes[b];
+  }
+  for (buffer_id b = 0; b < options.storage.size(); ++b) {
+    const buffer_id root = options.storage[b];
+    if (root == b) continue;
+    buffers[root].upper = std::max(buffers[root].upper, buffers[b].upper);
+    buffers[b].upper = buffers[b].lower;
+  }
+  return buffers;
+}
+
+}  // namespace memopt

@@ -1,0 +1,101 @@
+// heap/online_fit.hpp and heap/algorithm.hpp: free-list allocators, driven by
+// events directly and through plan_heap.
+#include <memopt/heap/algorithm.hpp>
+#include <memopt/heap/check.hpp>
+#include <memopt/heap/online_fit.hpp>
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+static_assert(memopt::heap_algorithm<memopt::first_fit>);
+static_assert(memopt::heap_algorithm<memopt::best_fit>);
+static_assert(!memopt::offline_heap_algorithm<memopt::first_fit>);
+
+namespace {
+
+// Holes [0,3) and [5,6) when v arrives at t = 2: first fit takes the lowest,
+// best fit the smallest.
+const std::vector<memopt::heap_buffer> two_holes = {
+    {0, 1, 3}, {0, 4, 2}, {0, 1, 1}, {0, 4, 1}, {2, 4, 1}};
+
+// a, b, c side by side, b dies, d needs 2: the hole of b is too small.
+const std::vector<memopt::heap_buffer> fragmenting = {{0, 3, 1}, {0, 1, 1}, {0, 3, 1}, {2, 3, 2}};
+
+}  // namespace
+
+TEST_CASE("first_fit: the lowest hole that fits") {
+  const auto plan = memopt::plan_heap(two_holes, memopt::first_fit{});
+  CHECK(plan.offsets == std::vector<std::uint64_t>{0, 3, 5, 6, 0});
+  CHECK(plan.arena_bytes == 7);
+  CHECK(plan.peak_bytes == 7);
+  CHECK(memopt::check_heap_plan(two_holes, plan).empty());
+}
+
+TEST_CASE("best_fit: the smallest hole that fits") {
+  const auto plan = memopt::plan_heap(two_holes, memopt::best_fit{});
+  CHECK(plan.offsets == std::vector<std::uint64_t>{0, 3, 5, 6, 5});
+  CHECK(memopt::check_heap_plan(two_holes, plan).empty());
+}
+
+TEST_CASE("first_fit: online placement fragments where a global order would not") {
+  const auto plan = memopt::plan_heap(fragmenting, memopt::first_fit{});
+  CHECK(plan.offsets == std::vector<std::uint64_t>{0, 1, 2, 3});
+  CHECK(plan.arena_bytes == 5);
+  CHECK(plan.peak_bytes == 4);
+}
+
+TEST_CASE("first_fit: driven by events, a freed top lowers the top and holes merge") {
+  memopt::first_fit heap;
+  heap.allocate(0, 10);
+  heap.allocate(1, 10);
+  heap.allocate(2, 10);
+  heap.free(0, 10);
+  heap.free(1, 10);  // merges with the hole of 0: [0, 20)
+  heap.allocate(3, 20);
+  heap.free(2, 10);
+  heap.allocate(4, 15);  // the top fell back to 20
+  const auto plan = std::move(heap).finish();
+  CHECK(plan.offsets == std::vector<std::uint64_t>{0, 10, 20, 0, 20});
+  CHECK(plan.arena_bytes == 35);
+  CHECK(plan.peak_bytes == 35);
+}
+
+TEST_CASE("online fits: alignment pads the offset and leaves the padding as a hole") {
+  std::vector<memopt::heap_buffer> buffers = {{0, 4, 3}, {0, 4, 5}, {1, 4, 2}};
+  buffers[1].alignment = 8;
+  for (const auto& plan : {memopt::plan_heap(buffers, memopt::first_fit{}),
+                           memopt::plan_heap(buffers, memopt::best_fit{})}) {
+    CHECK(plan.offsets == std::vector<std::uint64_t>{0, 8, 3});
+    CHECK(plan.arena_bytes == 13);
+    CHECK(memopt::check_heap_plan(buffers, plan).empty());
+  }
+}
+
+namespace {
+
+/// A user's algorithm without alignment: everything stacked, never reused.
+struct stack_heap {
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t top = 0;
+  void allocate(memopt::buffer_id b, std::uint64_t bytes) {
+    if (b >= offsets.size()) offsets.resize(b + 1);
+    offsets[b] = top;
+    top += bytes;
+  }
+  void free(memopt::buffer_id, std::uint64_t) {}
+  memopt::heap_plan finish() && { return {.offsets = std::move(offsets), .arena_bytes = top}; }
+};
+static_assert(memopt::heap_algorithm<stack_heap>);
+
+}  // namespace
+
+TEST_CASE("plan_heap: a user's algorithm runs; an alignment it cannot take is refused") {
+  const auto plan = memopt::plan_heap(fragmenting, stack_heap{});
+  CHECK(plan.arena_bytes == 5);
+  CHECK(plan.peak_bytes == 4);
+  CHECK(memopt::check_heap_plan(fragmenting, plan).empty());
+  auto aligned = fragmenting;
+  aligned[2].alignment = 4;
+  CHECK_THROWS_AS((void)memopt::plan_heap(aligned, stack_heap{}), std::invalid_argument);
+}
