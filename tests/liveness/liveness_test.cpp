@@ -10,21 +10,10 @@
 
 namespace mt = memopt::testing;
 
-namespace {
-
-
-std::vector<std::size_t> iota(std::size_t n) {
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  return order;
-}
-
-}  // namespace
-
 #define ALL_GRAPH_TYPES mt::vec_graph, mt::list_graph, mt::bidir_graph, mt::hand_graph
 
 TEST_CASE_TEMPLATE("liveness: chain intervals, timeline and peak", G, ALL_GRAPH_TYPES) {
-  const auto r = mt::liveness_of<G>(mt::chain(), iota(4));
+  const auto r = mt::liveness_of<G>(mt::chain(), mt::identity_order(4));
   CHECK(r.intervals == std::vector<memopt::live_interval>{{0, 1}, {1, 2}, {2, 3}, {3, 3}});
   CHECK(r.timeline == std::vector<std::uint64_t>{10, 30, 25, 35});
   CHECK(r.peak_bytes == 35);
@@ -34,7 +23,7 @@ TEST_CASE_TEMPLATE("liveness: chain intervals, timeline and peak", G, ALL_GRAPH_
 }
 
 TEST_CASE_TEMPLATE("liveness: diamond, program order and the best order", G, ALL_GRAPH_TYPES) {
-  const auto program = mt::liveness_of<G>(mt::diamond(), iota(6));
+  const auto program = mt::liveness_of<G>(mt::diamond(), mt::identity_order(6));
   CHECK(program.timeline == std::vector<std::uint64_t>{1, 11, 21, 21, 12, 3});
   CHECK(program.peak_bytes == 21);
   CHECK(program.peak_step == 2);  // the first step reaching the peak
@@ -43,7 +32,7 @@ TEST_CASE_TEMPLATE("liveness: diamond, program order and the best order", G, ALL
 }
 
 TEST_CASE_TEMPLATE("liveness: fan-out of six", G, ALL_GRAPH_TYPES) {
-  CHECK(mt::liveness_of<G>(mt::fanout6(), iota(14)).peak_bytes == 25);
+  CHECK(mt::liveness_of<G>(mt::fanout6(), mt::identity_order(14)).peak_bytes == 25);
   CHECK(mt::liveness_of<G>(mt::fanout6(), {0, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11, 6, 12, 13}).peak_bytes == 10);
 }
 
@@ -56,7 +45,7 @@ TEST_CASE_TEMPLATE("liveness: the orders of XLA's counterexample", G, ALL_GRAPH_
 }
 
 TEST_CASE_TEMPLATE("liveness: persistent buffers are reported apart", G, ALL_GRAPH_TYPES) {
-  const auto r = mt::liveness_of<G>(mt::persistent(), iota(5));
+  const auto r = mt::liveness_of<G>(mt::persistent(), mt::identity_order(5));
   CHECK(r.peak_bytes == 40);
   CHECK(r.persistent_bytes == 150);
   CHECK(r.intervals[0] == memopt::live_interval{0, 4});  // the whole run
@@ -65,7 +54,7 @@ TEST_CASE_TEMPLATE("liveness: persistent buffers are reported apart", G, ALL_GRA
 }
 
 TEST_CASE_TEMPLATE("liveness: graph outputs stay, unread outputs live one step", G, ALL_GRAPH_TYPES) {
-  const auto program = mt::liveness_of<G>(mt::outputs_dead(), iota(5));
+  const auto program = mt::liveness_of<G>(mt::outputs_dead(), mt::identity_order(5));
   CHECK(program.peak_bytes == 102);
   CHECK(program.intervals[4] == memopt::live_interval{4, 4});  // d: nobody reads it
   CHECK(program.intervals[2] == memopt::live_interval{2, 4});  // q1: a graph output
@@ -73,20 +62,20 @@ TEST_CASE_TEMPLATE("liveness: graph outputs stay, unread outputs live one step",
 }
 
 TEST_CASE_TEMPLATE("liveness: control edges order ops and carry no bytes", G, ALL_GRAPH_TYPES) {
-  const auto r = mt::liveness_of<G>(mt::control(), iota(6));
+  const auto r = mt::liveness_of<G>(mt::control(), mt::identity_order(6));
   CHECK(r.peak_bytes == 21);
   CHECK(r.intervals[1] == memopt::live_interval{1, 3});  // big1: read by s1 only
 }
 
 TEST_CASE_TEMPLATE("liveness: ports, an unread port, a tensor read twice", G, ALL_GRAPH_TYPES) {
-  const auto r = mt::liveness_of<G>(mt::multiport(), iota(3));
+  const auto r = mt::liveness_of<G>(mt::multiport(), mt::identity_order(3));
   CHECK(r.intervals == std::vector<memopt::live_interval>{{0, 2}, {0, 0}, {1, 2}, {2, 2}});
   CHECK(r.timeline == std::vector<std::uint64_t>{12, 8, 10});
   CHECK(r.peak_bytes == 12);
 }
 
 TEST_CASE_TEMPLATE("liveness: the greedy trap's program order and optimum", G, ALL_GRAPH_TYPES) {
-  CHECK(mt::liveness_of<G>(mt::greedy_trap(), iota(6)).peak_bytes == 15);
+  CHECK(mt::liveness_of<G>(mt::greedy_trap(), mt::identity_order(6)).peak_bytes == 15);
   CHECK(mt::liveness_of<G>(mt::greedy_trap(), {0, 1, 3, 4, 2, 5}).peak_bytes == 14);
 }
 
@@ -130,11 +119,11 @@ TEST_CASE("liveness: a live sum beyond 64 bits is detected, not wrapped") {
   constexpr std::uint64_t half = std::uint64_t{1} << 63;
   // Two huge buffers never live together: fine.
   mt::graph_spec apart{{{.outputs = {half}}, {.outputs = {1}, .inputs = {{0, 0}}}, {.outputs = {half}, .inputs = {{1, 0}}}}};
-  CHECK(mt::liveness_of<mt::vec_graph>(apart, iota(3)).peak_bytes == half + 1);
+  CHECK(mt::liveness_of<mt::vec_graph>(apart, mt::identity_order(3)).peak_bytes == half + 1);
   // Live together at vertex 1.
   mt::graph_spec together{{{.outputs = {half}}, {.outputs = {half}, .inputs = {{0, 0}}}}};
   try {
-    (void)mt::liveness_of<mt::vec_graph>(together, iota(2));
+    (void)mt::liveness_of<mt::vec_graph>(together, mt::identity_order(2));
     FAIL("no size_overflow_error");
   } catch (const memopt::size_overflow_error& e) {
     CHECK(e.vertex == 1);
@@ -143,12 +132,12 @@ TEST_CASE("liveness: a live sum beyond 64 bits is detected, not wrapped") {
   }
   // Two outputs of one op.
   mt::graph_spec one_op{{{.outputs = {half, half}}}};
-  CHECK_THROWS_AS((void)mt::liveness_of<mt::vec_graph>(one_op, iota(1)), memopt::size_overflow_error);
+  CHECK_THROWS_AS((void)mt::liveness_of<mt::vec_graph>(one_op, mt::identity_order(1)), memopt::size_overflow_error);
   // Persistent bytes.
   mt::graph_spec weights{{{.outputs = {half}, .persistent = true}, {.outputs = {half}, .persistent = true}}};
-  CHECK_THROWS_AS((void)mt::liveness_of<mt::vec_graph>(weights, iota(2)), memopt::size_overflow_error);
+  CHECK_THROWS_AS((void)mt::liveness_of<mt::vec_graph>(weights, mt::identity_order(2)), memopt::size_overflow_error);
   // The largest representable peak is fine.
   constexpr auto max = std::numeric_limits<std::uint64_t>::max();
   mt::graph_spec exact{{{.outputs = {max - 1}}, {.outputs = {1}, .inputs = {{0, 0}}}}};
-  CHECK(mt::liveness_of<mt::vec_graph>(exact, iota(2)).peak_bytes == max);
+  CHECK(mt::liveness_of<mt::vec_graph>(exact, mt::identity_order(2)).peak_bytes == max);
 }

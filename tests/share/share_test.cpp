@@ -15,12 +15,6 @@ namespace mt = memopt::testing;
 
 namespace {
 
-std::vector<std::size_t> iota(std::size_t n) {
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  return order;
-}
-
 template <class G, class Policy = memopt::lifo_reuse>
 memopt::sharing_plan linear(const mt::graph_spec& spec, const std::vector<std::size_t>& order,
                             Policy policy = {}, const memopt::share_options& options = {}) {
@@ -88,7 +82,7 @@ bool has(const std::vector<memopt::sharing_violation>& violations, memopt::shari
 #define ALL_GRAPH_TYPES mt::vec_graph, mt::list_graph, mt::bidir_graph, mt::hand_graph
 
 TEST_CASE_TEMPLATE("linear_share: a chain alternates between two shared storages", G, ALL_GRAPH_TYPES) {
-  const auto plan = linear<G>(long_chain(), iota(6));
+  const auto plan = linear<G>(long_chain(), mt::identity_order(6));
   CHECK(plan.num_storages() == 4);  // x, {o1, o3}, {o2, o4}, o5
   CHECK(storage(plan, 1) == storage(plan, 3));
   CHECK(storage(plan, 2) == storage(plan, 4));
@@ -99,7 +93,7 @@ TEST_CASE_TEMPLATE("linear_share: a chain alternates between two shared storages
 
 TEST_CASE("linear_share: graph inputs are static unless options say otherwise") {
   memopt::share_options options{.share_graph_inputs = true};
-  const auto plan = linear<mt::vec_graph>(long_chain(), iota(6), memopt::lifo_reuse{}, options);
+  const auto plan = linear<mt::vec_graph>(long_chain(), mt::identity_order(6), memopt::lifo_reuse{}, options);
   // x is freed after o1: o2 takes it, o3 takes o1's, o4 takes x's again.
   CHECK(plan.num_storages() == 3);
   CHECK(storage(plan, 0) == storage(plan, 2));
@@ -109,18 +103,18 @@ TEST_CASE("linear_share: graph inputs are static unless options say otherwise") 
 }
 
 TEST_CASE("linear_share: LIFO takes the storage freed last, best fit the smallest that fits") {
-  const auto lifo = linear<mt::vec_graph>(two_freed(), iota(6));
+  const auto lifo = linear<mt::vec_graph>(two_freed(), mt::identity_order(6));
   CHECK(storage(lifo, 4) == storage(lifo, 2));  // q was freed after p
   CHECK(lifo.storage_bytes[storage(lifo, 4)] == 20);
   CHECK(lifo.total_bytes == 1 + 10 + 20 + 5 + 1);
-  const auto fit = linear<mt::vec_graph>(two_freed(), iota(6), memopt::best_fit_reuse{});
+  const auto fit = linear<mt::vec_graph>(two_freed(), mt::identity_order(6), memopt::best_fit_reuse{});
   CHECK(storage(fit, 4) == storage(fit, 1));  // p (10) is the smallest that holds 7
   CHECK(fit.total_bytes == 1 + 10 + 20 + 5 + 1);
 }
 
 TEST_CASE("linear_share: an op never writes into an input it reads for the last time") {
   // r reads p and q for the last time: r's output takes neither.
-  const auto plan = linear<mt::vec_graph>(two_freed(), iota(6));
+  const auto plan = linear<mt::vec_graph>(two_freed(), mt::identity_order(6));
   CHECK(storage(plan, 3) != storage(plan, 1));
   CHECK(storage(plan, 3) != storage(plan, 2));
 }
@@ -132,7 +126,7 @@ TEST_CASE("linear_share: the outputs of one op stay apart") {
                              {.outputs = {1}, .inputs = {{1, 0}}},
                              {.outputs = {4, 4}, .inputs = {{2, 0}}},
                              {.outputs = {1}, .inputs = {{3, 0}, {3, 1}}, .live_out = {0}}}};
-  const auto plan = linear<mt::vec_graph>(spec, iota(5));
+  const auto plan = linear<mt::vec_graph>(spec, mt::identity_order(5));
   const auto c0 = plan.storage_of[plan.buffers.id(3, 0)];
   const auto c1 = plan.storage_of[plan.buffers.id(3, 1)];
   CHECK(c0 != c1);
@@ -146,18 +140,18 @@ TEST_CASE("linear_share: unread outputs are free after their step") {
                              {.outputs = {5}, .inputs = {{0, 0}}},
                              {.outputs = {30}, .inputs = {{2, 0}}},
                              {.outputs = {1}, .inputs = {{3, 0}}, .live_out = {0}}}};
-  const auto plan = linear<mt::vec_graph>(spec, iota(5));
+  const auto plan = linear<mt::vec_graph>(spec, mt::identity_order(5));
   CHECK(storage(plan, 2) == storage(plan, 1));
   CHECK(plan.num_storages() == 4);
   CHECK(plan.total_bytes == 1 + 50 + 30 + 1);
   // Graph outputs are never recycled: each of outputs_dead's stays alone.
-  const auto dead = linear<mt::vec_graph>(mt::outputs_dead(), iota(5));
+  const auto dead = linear<mt::vec_graph>(mt::outputs_dead(), mt::identity_order(5));
   CHECK(dead.num_storages() == 5);
   CHECK(dead.total_bytes == 122);
 }
 
 TEST_CASE("linear_share: persistent buffers are in no storage, don't-share buffers alone") {
-  const auto plan = linear<mt::vec_graph>(mt::persistent(), iota(5));
+  const auto plan = linear<mt::vec_graph>(mt::persistent(), mt::identity_order(5));
   CHECK(plan.storage_of[0] == memopt::no_storage);
   CHECK(plan.storage_of[1] == memopt::no_storage);
   CHECK(plan.unshared_bytes == 50);
@@ -165,7 +159,7 @@ TEST_CASE("linear_share: persistent buffers are in no storage, don't-share buffe
   memopt::share_options options;
   options.dont_share.assign(6, false);
   options.dont_share[1] = true;  // o1 stays: o3 needs a new storage, o4 takes o2's
-  const auto kept = linear<mt::vec_graph>(long_chain(), iota(6), memopt::lifo_reuse{}, options);
+  const auto kept = linear<mt::vec_graph>(long_chain(), mt::identity_order(6), memopt::lifo_reuse{}, options);
   CHECK(kept.num_storages() == 5);
   CHECK(storage(kept, 4) == storage(kept, 2));
   for (std::size_t v : {0U, 2U, 3U, 4U, 5U}) CHECK(storage(kept, v) != storage(kept, 1));
@@ -174,11 +168,11 @@ TEST_CASE("linear_share: persistent buffers are in no storage, don't-share buffe
 TEST_CASE("linear_share: no storage mixes devices") {
   memopt::share_options options;
   options.device = {0, 0, 1, 0, 1, 0};  // o2 and o4 on device 1
-  const auto plan = linear<mt::vec_graph>(long_chain(), iota(6), memopt::lifo_reuse{}, options);
+  const auto plan = linear<mt::vec_graph>(long_chain(), mt::identity_order(6), memopt::lifo_reuse{}, options);
   CHECK(storage(plan, 1) == storage(plan, 3));
   CHECK(storage(plan, 2) == storage(plan, 4));
   options.device = {0, 0, 1, 1, 0, 0};  // o3 cannot take o1's storage; o4 can
-  const auto moved = linear<mt::vec_graph>(long_chain(), iota(6), memopt::lifo_reuse{}, options);
+  const auto moved = linear<mt::vec_graph>(long_chain(), mt::identity_order(6), memopt::lifo_reuse{}, options);
   CHECK(storage(moved, 3) != storage(moved, 1));
   CHECK(storage(moved, 4) == storage(moved, 1));
   CHECK(moved.num_storages() == 5);
@@ -282,7 +276,7 @@ TEST_CASE("dag_share: a cycle is a cycle_error, options of the wrong length inva
 TEST_CASE("check_sharing: the bookkeeping faults") {
   const auto spec = long_chain();
   const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
-  const auto order = iota(6);
+  const auto order = mt::identity_order(6);
   const std::span<const std::size_t> steps(order);
   const auto good = memopt::linear_share(g, steps);
   REQUIRE(memopt::check_sharing(g, good, steps).empty());
@@ -318,7 +312,7 @@ TEST_CASE("check_sharing: the bookkeeping faults") {
 
 TEST_CASE("check_sharing: persistent buffers belong to no storage") {
   const auto [g, vertex] = mt::build<mt::vec_graph>(mt::persistent());
-  const auto order = iota(5);
+  const auto order = mt::identity_order(5);
   const std::span<const std::size_t> steps(order);
   auto plan = memopt::linear_share(g, steps);
   REQUIRE(memopt::check_sharing(g, plan).empty());

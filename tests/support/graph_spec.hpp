@@ -109,6 +109,13 @@ std::vector<vertex_t<G>> to_vertices(const std::vector<vertex_t<G>>& vertex,
   return result;
 }
 
+/// 0, 1, ..., n - 1: the spec's own order.
+inline std::vector<std::size_t> identity_order(std::size_t n) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  return order;
+}
+
 /// liveness() of `order` (spec indices) on spec built as a G.
 template <class G>
 liveness_result liveness_of(const graph_spec& spec, const std::vector<std::size_t>& order) {

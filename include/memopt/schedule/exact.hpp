@@ -439,7 +439,10 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
           }
         }
         auto locals = identity_orders(segments);
-        const auto slice = std::min(deadline, clock::now() + std::chrono::milliseconds(500));
+        // A slice of the time left, so that a loaded machine still finishes windows.
+        const auto now = clock::now();
+        const auto slice = std::min(deadline, now + std::max<clock::duration>(std::chrono::milliseconds(500),
+                                                                              (deadline - now) / 6));
         auto found = segment_search(segments[w], slice, state_limit).run(locals[w], elsewhere);
         if (found.peak < segments[w].peak_of(locals[w])) {
           locals[w] = std::move(found.order);
