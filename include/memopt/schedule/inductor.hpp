@@ -69,17 +69,34 @@ template <class Key>
 class keyed_position_set {
  public:
   keyed_position_set(std::size_t n, Key empty)
-      : empty_(empty), keys_(n, empty), masks_((n + 63) / 64, 0),
-        block_min_(masks_.size(), empty), first_present_(masks_.size(), SIZE_MAX) {}
+      : empty_(empty), keys_(n, empty), masks_((n + 63) / 64, 0), minimum_(masks_.size(), empty),
+        first_(masks_.size(), SIZE_MAX), block_min_(masks_.size(), empty), first_present_(masks_.size(), SIZE_MAX) {}
 
   void set(std::size_t i, Key key) {
+    const std::size_t block = i / 64;
+    const bool was_present = masks_[block] >> (i % 64) & 1U;
+    const bool was_empty = masks_[block] == 0;
     keys_[i] = key;
-    masks_[i / 64] |= std::uint64_t{1} << (i % 64);
-    refresh(i / 64);
+    masks_[block] |= std::uint64_t{1} << (i % 64);
+    if (was_present) {
+      refresh(block);  // the key may have grown: rescan
+      return;
+    }
+    // A new member only lowers the block's minimum and first position.
+    if (was_empty || key < minimum_[block]) {
+      minimum_[block] = key;
+      block_min_.set(block, key);
+    }
+    if (was_empty || i < first_[block]) {
+      first_[block] = i;
+      first_present_.set(block, i);
+    }
   }
   void erase(std::size_t i) {
-    masks_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
-    refresh(i / 64);
+    const std::size_t block = i / 64;
+    masks_[block] &= ~(std::uint64_t{1} << (i % 64));
+    // Only losing the minimum or the first member changes the block's summary.
+    if (masks_[block] == 0 || !(minimum_[block] < keys_[i]) || first_[block] == i) refresh(block);
   }
   /// min key over present positions in [lo, hi).
   [[nodiscard]] Key min(std::size_t lo, std::size_t hi) const {
@@ -106,14 +123,17 @@ class keyed_position_set {
     for (std::uint64_t m = masks_[block]; m != 0; m &= m - 1) {
       best = std::min(best, keys_[block * 64 + static_cast<std::size_t>(std::countr_zero(m))]);
     }
+    minimum_[block] = best;
     block_min_.set(block, best);
-    first_present_.set(block, masks_[block] == 0 ? SIZE_MAX
-                                                 : block * 64 + static_cast<std::size_t>(std::countr_zero(masks_[block])));
+    first_[block] = masks_[block] == 0 ? SIZE_MAX : block * 64 + static_cast<std::size_t>(std::countr_zero(masks_[block]));
+    first_present_.set(block, first_[block]);
   }
 
   Key empty_;
   std::vector<Key> keys_;
   std::vector<std::uint64_t> masks_;
+  std::vector<Key> minimum_;         ///< by block: its members' least key
+  std::vector<std::size_t> first_;   ///< by block: its first member
   min_tree<Key> block_min_;
   min_tree<std::size_t> first_present_;
 };
@@ -132,14 +152,14 @@ class keyed_position_set {
   }
   // Ready vertices sit at their rank by (size, index); a leaf holds the
   // vertex's (outputs - bytes freed, index) while it is ready.
-  std::vector<std::size_t> by_size(n);
-  std::iota(by_size.begin(), by_size.end(), std::size_t{0});
-  std::ranges::sort(by_size, [&](auto a, auto b) { return std::pair{size[a], a} < std::pair{size[b], b}; });
+  std::vector<std::pair<std::uint64_t, std::size_t>> by_size(n);  // (size, vertex), sorted
+  for (std::size_t v = 0; v < n; ++v) by_size[v] = {size[v], v};
+  std::ranges::sort(by_size);
   std::vector<std::size_t> rank(n);
   std::vector<std::uint64_t> sorted_size(n);
   for (std::size_t r = 0; r < n; ++r) {
-    rank[by_size[r]] = r;
-    sorted_size[r] = size[by_size[r]];
+    rank[by_size[r].second] = r;
+    sorted_size[r] = by_size[r].first;
   }
   using key = std::pair<byte_balance, std::size_t>;
   const key none{byte_balance{UINT64_MAX, false}, SIZE_MAX};
@@ -168,7 +188,7 @@ class keyed_position_set {
       // Nothing fits under the peak: the smallest step memory, then the least left after.
       const std::size_t smallest = ready.first_from(within);
       if (smallest == SIZE_MAX) break;  // a cycle: caught below
-      chosen = ready.min(smallest, ranks_up_to(size[by_size[smallest]]));
+      chosen = ready.min(smallest, ranks_up_to(sorted_size[smallest]));
     }
     const std::size_t v = chosen.second;
     ready.erase(rank[v]);

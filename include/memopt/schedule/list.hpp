@@ -46,11 +46,10 @@ struct byte_balance {
 class list_state {
  public:
   explicit list_state(const compact_graph& g) : graph(g), defined_(g.num_vertices(), 0),
-      freed_(g.num_vertices(), 0), users_(g.num_vertices(), 0), uses_(g.buffers.size(), 0) {
+      freed_(g.num_vertices(), 0), uses_(g.buffers.size(), 0) {
     const auto& buffers = graph.buffers;
     dropped_.assign(graph.num_vertices(), 0);
     for (std::size_t v = 0; v < graph.num_vertices(); ++v) {
-      users_[v] = detail::count_users(graph, v);
       for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1]; ++b) {
         if (buffers.persistent[b]) continue;
         defined_[v] += buffers.bytes[b];
@@ -74,7 +73,11 @@ class list_state {
   /// Readers of b not yet run (plus one for a graph output).
   [[nodiscard]] std::size_t unscheduled_uses(buffer_id b) const { return uses_[b]; }
   /// Distinct vertices reading any output of v.
-  [[nodiscard]] std::size_t users(std::size_t v) const { return users_[v]; }
+  [[nodiscard]] std::size_t users(std::size_t v) const {
+    if (users_.empty()) users_.assign(graph.num_vertices(), unknown);
+    if (users_[v] == unknown) users_[v] = detail::count_users(graph, v);
+    return users_[v];
+  }
   [[nodiscard]] bool scheduled(std::size_t v) const { return scheduled_.size() > v && scheduled_[v]; }
 
   /// Records that v ran; returns the buffers whose last reader is now known.
@@ -105,7 +108,8 @@ class list_state {
   std::vector<std::uint64_t> defined_;
   std::vector<std::uint64_t> freed_;
   std::vector<std::uint64_t> dropped_;
-  std::vector<std::size_t> users_;
+  static constexpr std::size_t unknown = static_cast<std::size_t>(-1);
+  mutable std::vector<std::size_t> users_;  ///< counted on first use: not every priority asks
   std::vector<std::size_t> uses_;
   std::vector<char> scheduled_;
   std::vector<buffer_id> now_single_;
