@@ -64,6 +64,7 @@ inline void report_peak_buffers(const io::file_graph& g, std::ostream& out) {
         << pad(human_bytes(bytes[b]), 12, true) << "   live steps " << live.intervals[b].first
         << ".." << live.intervals[b].last << '\n';
   }
+  out << '\n';
 }
 
 inline command add_report_command(CLI::App& app) {

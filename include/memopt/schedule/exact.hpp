@@ -1,16 +1,20 @@
 #pragma once
 // exact_schedule: the minimum peak over all topological orders, anytime.
 //
-// Inert vertices run first and the rest splits at cut vertices into segments
-// ordered independently (segments.hpp). Segments are solved largest peak
-// first by A* over downward-closed vertex sets: a state is the set of vertices
-// run, whose live bytes it determines; a path's cost is its largest step
-// memory; the heuristic is the largest memory some remaining vertex must see
-// (base + its reads + its outputs) and the next step's (live + the smallest
-// outputs left). Paths reaching the same set keep the lower cost (dominance),
-// and a segment whose peak cannot raise the graph's lower bound needs no
-// search at all. With a time or state limit it returns its best order and a
-// certified lower bound (the least f-value left open).
+// Inert vertices run first, floating ones right before their first successor,
+// and the rest splits at cut vertices into segments ordered independently
+// (segments.hpp). Segments are solved highest peak first by A* over
+// downward-closed vertex sets: a state is the set of vertices run, whose live
+// bytes it determines; a path's cost is its largest step memory; the bound is
+// the most memory a remaining vertex sees in every order (made by an ancestor,
+// needed by a descendant) and the next step's. Paths reaching the same set
+// keep the lower cost; a move that costs no more than the path and leaves no
+// more live is taken alone (it can go first in some best completion); a
+// segment whose peak cannot raise the graph's bound is not searched. When the
+// peak stays above the bound, windows of consecutive ops around it are
+// reordered exactly with everything else fixed. With a time or state limit it
+// returns its best order and a certified lower bound (the least bound left
+// open). docs/design.md has the arguments.
 //
 // Exponential in the worst case (it solves an NP-hard problem); limits keep
 // it bounded. Throws cycle_error on a cyclic graph.
