@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -101,8 +102,21 @@ inline std::uint64_t parse_size(const nlohmann::json& value, const std::string& 
   throw format_error(node, "size " + value.dump() + " is not a number");
 }
 
+}  // namespace detail
+
+/// How to read a file.
+struct read_options {
+  /// Views and in-place results (attrs.alias) live in their source's storage
+  /// (tensor_output::shares). Off: every output apart, as if each were a copy;
+  /// the alias stays recorded as a may-alias (tensor_output::alias) either way.
+  bool storage_aliases = true;
+};
+
+namespace detail {
+
 struct file_reader {
   const nlohmann::json& doc;
+  read_options options{};
   file_graph g{};
   std::unordered_map<std::string, std::size_t> index_of{};
 
@@ -186,9 +200,10 @@ struct file_reader {
 
   void add_edges(const nlohmann::json& spec, std::size_t v) {
     const std::string& name = g[v].name;
+    std::vector<buffer_ref<std::size_t>> inputs;
     for (const auto& input : field(spec, "inputs", nlohmann::json::value_t::array, name, false)) {
-      const auto ref = parse_ref(input, name, "input");
-      add_edge(ref.vertex, v, tensor_edge{.port = ref.port}, g);
+      inputs.push_back(parse_ref(input, name, "input"));
+      add_edge(inputs.back().vertex, v, tensor_edge{.port = inputs.back().port}, g);
     }
     for (const auto& pred : field(spec, "control", nlohmann::json::value_t::array, name, false)) {
       if (!pred.is_string()) throw format_error(name, "control predecessor " + pred.dump() + " is not a string");
@@ -198,18 +213,35 @@ struct file_reader {
       }
       add_edge(it->second, v, tensor_edge{.control = true}, g);
     }
-    // attrs.alias: "node:port" for the first output, or one entry (or null) per output.
+    add_aliases(v, inputs);
+  }
+
+  /// attrs.alias: "node:port" for the first output, or one entry (or null) per
+  /// output; each names an input of the node. attrs.inplace: the node writes it.
+  void add_aliases(std::size_t v, const std::vector<buffer_ref<std::size_t>>& inputs) {
+    const std::string& name = g[v].name;
     const auto& attrs = g[v].attrs;
-    if (const auto it = attrs.find("alias"); it != attrs.end() && !it->is_null()) {
-      const bool per_port = it->is_array();
-      const std::size_t count = per_port ? it->size() : 1;
-      if (count > g[v].outputs.size()) {
-        throw format_error(name, "attrs.alias names more outputs than the node has");
+    const auto it = attrs.find("alias");
+    if (it == attrs.end() || it->is_null()) return;
+    const bool per_port = it->is_array();
+    const std::size_t count = per_port ? it->size() : 1;
+    if (count > g[v].outputs.size()) {
+      throw format_error(name, "attrs.alias names more outputs than the node has");
+    }
+    const auto inplace = attrs.find("inplace");
+    if (inplace != attrs.end() && !inplace->is_boolean()) {
+      throw format_error(name, "attrs.inplace must be boolean, not " + kind_of(*inplace));
+    }
+    const bool in_place = inplace != attrs.end() && inplace->get<bool>();
+    for (std::size_t port = 0; port < count; ++port) {
+      const auto& ref = per_port ? (*it)[port] : *it;
+      if (ref.is_null()) continue;
+      const auto source = parse_ref(ref, name, "alias");
+      if (std::ranges::find(inputs, source) == inputs.end()) {
+        throw format_error(name, "alias " + ref.dump() + " is not an input of the node");
       }
-      for (std::size_t port = 0; port < count; ++port) {
-        const auto& ref = per_port ? (*it)[port] : *it;
-        if (!ref.is_null()) g[v].outputs[port].alias = parse_ref(ref, name, "alias");
-      }
+      g[v].outputs[port].alias = source;
+      if (options.storage_aliases) g[v].outputs[port].shares = shared_storage<std::size_t>{source, in_place};
     }
   }
 
@@ -244,7 +276,7 @@ struct file_reader {
 }  // namespace detail
 
 /// Parses memopt-graph/1 text. Throws format_error.
-[[nodiscard]] inline file_graph parse_graph(const std::string& text) {
+[[nodiscard]] inline file_graph parse_graph(const std::string& text, const read_options& options = {}) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw format_error("", "empty file");
   nlohmann::json doc;
   try {
@@ -252,12 +284,12 @@ struct file_reader {
   } catch (const nlohmann::json::parse_error& e) {
     throw format_error("", std::string("not JSON: ") + e.what());
   }
-  return detail::file_reader{doc}.read();
+  return detail::file_reader{doc, options}.read();
 }
 
 /// Reads a memopt-graph/1 file, gzipped or not.
-[[nodiscard]] inline file_graph read_graph(const std::string& path) {
-  return parse_graph(detail::read_file(path));
+[[nodiscard]] inline file_graph read_graph(const std::string& path, const read_options& options = {}) {
+  return parse_graph(detail::read_file(path), options);
 }
 
 }  // namespace memopt::io

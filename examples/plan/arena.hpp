@@ -1,16 +1,19 @@
 #pragma once
 // memopt-plan arena INPUT --algo NAME [--capacity BYTES] [--time-limit SECONDS]
 //                   [--output FILE.csv] [--schedule NAME] [--alignment BYTES] [--alias]
+//                   [--no-alias]
 // INPUT is a MiniMalloc CSV (*.csv) or a memopt-graph/1 file, whose lifetimes
 // come from a schedule (CSV id "node:port", lower the producer's step, upper
 // one past the last reader's; persistent buffers are left out of the arena).
 // One JSON object: algo, buffers, arena_bytes, lower_bound_bytes (max-live),
 // fits (with a capacity), proved_optimal, seconds, fragmentation, and for
 // exact: status ("fits", "does-not-fit", "unknown") and nodes. --output
-// writes the plan as MiniMalloc CSV with an offset column. With --alias, an
-// in-place or view output shares its input's storage where that input dies
-// (its row then has an empty lifetime and the storage's offset), and max-live
-// counts the shared storage once.
+// writes the plan as MiniMalloc CSV with an offset column.
+// A graph's views and in-place results live in their source's storage: one
+// block per storage; an alias's row has an empty lifetime and its storage's
+// offset (--no-alias: every output its own block). With --alias, an output
+// may also take over the storage of a may-alias input (attrs.alias) that dies
+// where it is born, as in XLA's and TFLite's in-place reuse.
 
 #include "command.hpp"
 #include "format.hpp"
@@ -58,17 +61,17 @@ inline std::vector<std::size_t> schedule_order(const io::file_graph& g, const st
 }
 
 /// The arena problem of a graph under a schedule, one row per transient
-/// buffer, named "node:port"; with aliasing, storage[row] is the row whose
-/// storage it shares (the row itself when none).
+/// buffer, named "node:port"; storage[row] is the row whose storage it lives
+/// in (the row itself when none); may_alias adds alias_storage's reuse.
 struct graph_arena {
   io::csv_problem problem;
   std::vector<buffer_id> storage;
 };
 
 inline graph_arena graph_arena_problem(const io::file_graph& g, const std::vector<std::size_t>& order,
-                                       std::uint64_t alignment, bool aliasing) {
+                                       std::uint64_t alignment, bool may_alias) {
   const auto live = liveness(g, order);
-  const auto storage = aliasing ? alias_storage(g, live) : std::vector<buffer_id>{};
+  const auto storage = may_alias ? alias_storage(g, live) : live.buffers.storage;
   const auto all = heap_buffers_of(live, {.alignment = alignment, .storage = storage});
   graph_arena arena;
   arena.problem.has_alignment = alignment > 1;
@@ -80,7 +83,7 @@ inline graph_arena graph_arena_problem(const io::file_graph& g, const std::vecto
     if (live.buffers.persistent[b]) continue;
     arena.problem.ids.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
     arena.problem.buffers.push_back(all[b]);
-    arena.storage.push_back(row_of[aliasing ? storage[b] : b]);
+    arena.storage.push_back(row_of[storage[b]]);
   }
   return arena;
 }
@@ -104,6 +107,7 @@ inline void report_arena(const io::file_graph& g, std::ostream& out) {
   }
   const auto [exact, ms] = timed([&] { return exact_fit(buffers, {.time_limit_seconds = 10.0}); });
   row("exact", exact.plan.arena_bytes, ms, exact.proved_optimal ? "   proved optimal" : "   best found in 10 s");
+  if (liveness(g, program_order(g)).buffers.aliased > 0) return;  // may-aliases are storages already
   const auto shared = graph_arena_problem(g, program_order(g), 1, true).problem.buffers;
   const auto [aliased, aliased_ms] = timed([&] { return exact_fit(shared, {.time_limit_seconds = 10.0}); });
   out << "  with in-place/view outputs in their input's storage (--alias): max-live "
@@ -113,7 +117,7 @@ inline void report_arena(const io::file_graph& g, std::ostream& out) {
 
 inline command add_arena_command(CLI::App& app) {
   struct options {
-    std::string input;
+    graph_argument input;
     std::string algo = "best";
     std::optional<std::uint64_t> capacity;
     double time_limit = 60;
@@ -124,7 +128,7 @@ inline command add_arena_command(CLI::App& app) {
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("arena", "arena offsets for every buffer, as JSON");
-  cmd->add_option("INPUT", opts->input, "MiniMalloc CSV (*.csv) or memopt-graph/1 file")->required();
+  add_graph_argument(cmd, opts->input, "MiniMalloc CSV (*.csv) or memopt-graph/1 file", "INPUT");
   cmd->add_option("--algo", opts->algo,
                   "first-fit, best-fit, xla-size, xla-area, greedy-size, greedy-breadth, best, exact")
       ->capture_default_str();
@@ -136,20 +140,21 @@ inline command add_arena_command(CLI::App& app) {
       ->check(CLI::IsMember(std::vector<std::string>(scheduler_names.begin(), scheduler_names.end())));
   cmd->add_option("--alignment", opts->alignment, "graph input: every offset a multiple of this")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_flag("--alias", opts->alias, "graph input: in-place/view outputs share their input's storage");
+  cmd->add_flag("--alias", opts->alias,
+                "graph input: an output may also take over a may-alias input's storage where it dies");
   return {cmd, [opts] {
-            const bool is_csv = opts->input.ends_with(".csv");
+            const bool is_csv = opts->input.path.ends_with(".csv");
             io::csv_problem problem;
             std::vector<buffer_id> storage;
             if (is_csv) {
               try {
-                problem = io::read_minimalloc_csv(opts->input);
+                problem = io::read_minimalloc_csv(opts->input.path);
               } catch (const error& e) {
                 throw cli_error(e.what());
               }
             } else {
               const auto g = load_graph(opts->input);
-              auto arena = naming_nodes(g, opts->input, [&] {
+              auto arena = naming_nodes(g, opts->input.path, [&] {
                 return graph_arena_problem(g, schedule_order(g, opts->schedule), opts->alignment, opts->alias);
               });
               problem = std::move(arena.problem);
@@ -170,7 +175,7 @@ inline command add_arena_command(CLI::App& app) {
               try {
                 plan = it->second(problem.buffers);
               } catch (const error& e) {
-                throw cli_error(opts->input + ": " + e.what());
+                throw cli_error(opts->input.path + ": " + e.what());
               }
             }
             share_offsets(plan, storage);

@@ -28,12 +28,27 @@ struct command {
   std::function<void()> run;
 };
 
+/// The graph a subcommand reads: the GRAPH argument and the memory model.
+struct graph_argument {
+  std::string path;
+  bool no_alias = false;  ///< every output apart: views and in-place results as copies
+};
+
+/// Adds GRAPH and --no-alias to `cmd`, as every subcommand that reads a graph takes them.
+inline void add_graph_argument(CLI::App* cmd, graph_argument& arg,
+                               const std::string& help = "memopt-graph/1 file (.json or .json.gz)",
+                               const std::string& name = "GRAPH") {
+  cmd->add_option(name, arg.path, help)->required();
+  cmd->add_flag("--no-alias", arg.no_alias,
+                "count every output apart: views and in-place results as copies, no in-place ordering");
+}
+
 /// Reads a memopt-graph/1 file; a bad file is a cli_error naming the file.
-inline io::file_graph load_graph(const std::string& path) {
+inline io::file_graph load_graph(const graph_argument& arg) {
   try {
-    return io::read_graph(path);
+    return io::read_graph(arg.path, {.storage_aliases = !arg.no_alias});
   } catch (const error& e) {
-    throw cli_error(path + ": " + e.what());
+    throw cli_error(arg.path + ": " + e.what());
   }
 }
 

@@ -1,8 +1,11 @@
 #pragma once
-// memopt-plan peak GRAPH [--order FILE] [--timeline]
-// One JSON object: graph, nodes, edges, buffers, peak_bytes (transient),
-// persistent_bytes, peak_step, peak_node, live_at_peak ("node:port"), and with
-// --timeline the live bytes at every step.
+// memopt-plan peak GRAPH [--order FILE] [--timeline] [--no-alias]
+// One JSON object: graph, nodes, edges, buffers, aliased_outputs (views and
+// in-place results, living in another tensor's storage), storages (buffers
+// that own theirs: buffers = storages + aliased_outputs), peak_bytes
+// (transient), persistent_bytes, peak_step, peak_node, live_at_peak (the
+// storages live there, "node:port"), and with --timeline the live bytes at
+// every step. --no-alias counts every output apart.
 
 #include "command.hpp"
 
@@ -19,18 +22,18 @@ namespace memopt::plan {
 
 inline command add_peak_command(CLI::App& app) {
   struct options {
-    std::string graph;
+    graph_argument graph;
     std::string order;
     bool timeline = false;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("peak", "peak live bytes of one order, as JSON");
-  cmd->add_option("GRAPH", opts->graph, "memopt-graph/1 file (.json or .json.gz)")->required();
+  add_graph_argument(cmd, opts->graph);
   cmd->add_option("--order", opts->order, "node names, one a line (default: the file's order)");
   cmd->add_flag("--timeline", opts->timeline, "also print the live bytes at every step");
   return {cmd, [opts] {
             const auto g = load_graph(opts->graph);
-            naming_nodes(g, opts->graph, [&] {
+            naming_nodes(g, opts->graph.path, [&] {
               const auto order = opts->order.empty() ? program_order(g) : io::read_order(opts->order, g);
               const auto live = liveness(g, order);
               nlohmann::ordered_json out;
@@ -38,6 +41,8 @@ inline command add_peak_command(CLI::App& app) {
               out["nodes"] = num_vertices(g);
               out["edges"] = num_edges(g);
               out["buffers"] = live.buffers.size();
+              out["aliased_outputs"] = live.buffers.aliased;
+              out["storages"] = live.buffers.size() - live.buffers.aliased;
               out["peak_bytes"] = live.peak_bytes;
               out["persistent_bytes"] = live.persistent_bytes;
               out["peak_step"] = live.peak_step;

@@ -68,13 +68,13 @@ inline void report_peak_buffers(const io::file_graph& g, std::ostream& out) {
 }
 
 inline command add_report_command(CLI::App& app) {
-  auto path = std::make_shared<std::string>();
+  auto input = std::make_shared<graph_argument>();
   auto* cmd = app.add_subcommand("report", "a readable comparison of the plans for a graph");
-  cmd->add_option("GRAPH", *path, "memopt-graph/1 file (.json or .json.gz)")->required();
-  return {cmd, [path] {
-            const auto g = load_graph(*path);
-            naming_nodes(g, *path, [&] {
-              report_header(g, *path, std::cout);
+  add_graph_argument(cmd, *input);
+  return {cmd, [input] {
+            const auto g = load_graph(*input);
+            naming_nodes(g, input->path, [&] {
+              report_header(g, input->path, std::cout);
               report_schedules(g, std::cout);
               report_peak_buffers(g, std::cout);
               report_sharing(g, std::cout);

@@ -15,13 +15,13 @@ namespace memopt::plan {
 
 inline command add_schedule_command(CLI::App& app) {
   struct options {
-    std::string graph;
+    graph_argument graph;
     std::string algo;
     std::optional<double> time_limit;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("schedule", "an order of the ops with a low peak, as JSON");
-  cmd->add_option("GRAPH", opts->graph, "memopt-graph/1 file (.json or .json.gz)")->required();
+  add_graph_argument(cmd, opts->graph);
   cmd->add_option("--algo", opts->algo, "scheduler")
       ->required()
       ->check(CLI::IsMember(std::vector<std::string>(scheduler_names.begin(), scheduler_names.end())));
@@ -29,7 +29,7 @@ inline command add_schedule_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   return {cmd, [opts] {
             const auto g = load_graph(opts->graph);
-            naming_nodes(g, opts->graph, [&] {
+            naming_nodes(g, opts->graph.path, [&] {
               const auto r = run_scheduler(g, opts->algo, opts->time_limit);
               nlohmann::ordered_json out;
               out["graph"] = g[boost::graph_bundle].name;

@@ -48,14 +48,14 @@ inline sharing_plan share_graph(const io::file_graph& g, const std::vector<std::
 
 inline command add_share_command(CLI::App& app) {
   struct options {
-    std::string graph;
+    graph_argument graph;
     std::string algo;
     std::string order;
     std::string policy;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("share", "which buffers may share storage, as JSON");
-  cmd->add_option("GRAPH", opts->graph, "memopt-graph/1 file (.json or .json.gz)")->required();
+  add_graph_argument(cmd, opts->graph);
   cmd->add_option("--algo", opts->algo, "linear (one order) or dag (every order)")
       ->required()
       ->check(CLI::IsMember({"linear", "dag"}));
@@ -68,7 +68,7 @@ inline command add_share_command(CLI::App& app) {
               throw cli_error("share: --order applies to --algo linear only");
             }
             const auto g = load_graph(opts->graph);
-            naming_nodes(g, opts->graph, [&] {
+            naming_nodes(g, opts->graph.path, [&] {
               const auto order = opts->order.empty() ? program_order(g) : io::read_order(opts->order, g);
               const auto live = liveness(g, std::span<const std::size_t>(order));
               const auto plan = share_graph(g, order, opts->algo, opts->policy);

@@ -56,7 +56,8 @@ enum class order_fault {
   unknown_vertex,     ///< `vertex` is not an index below the vertex count
   duplicate,          ///< `vertex` appears twice
   missing,            ///< `vertex` does not appear
-  before_predecessor  ///< `vertex` comes before its predecessor `other`
+  before_predecessor, ///< `vertex` comes before its predecessor `other`
+  storage_order       ///< `vertex` comes before `other`, which an in-place write orders first
 };
 
 /// A sequence given as a schedule is not a topological order of the graph.
@@ -69,7 +70,7 @@ class not_topological_error : public error {
         other(other_vertex) {}
   order_fault fault;
   std::size_t vertex;
-  std::size_t other;  ///< the predecessor, for before_predecessor
+  std::size_t other;  ///< the vertex that must come first (before_predecessor, storage_order)
   [[nodiscard]] std::string describe(const vertex_namer& name) const override {
     return message(fault, vertex, other, name);
   }
@@ -84,6 +85,10 @@ class not_topological_error : public error {
       case order_fault::missing: return "the order never runs " + name(v);
       case order_fault::before_predecessor:
         return "the order runs " + name(v) + " before its predecessor " + name(u);
+      case order_fault::storage_order:
+        return "the order runs " + name(v) + " before " + name(u) +
+               ", but one of them overwrites in place a storage the other uses, so " + name(u) +
+               " must come first";
     }
     return "the order is not topological";
   }
@@ -137,6 +142,47 @@ class size_overflow_error : public error {
                              const vertex_namer& name) {
     return "live bytes overflow 64 bits at " + name(v) + ": " + std::to_string(sum) + " + " +
            std::to_string(added);
+  }
+};
+
+/// What is wrong with an output's storage alias (tensor_traits::shares_storage_of).
+enum class alias_fault {
+  unknown_source,  ///< the source vertex is not in the graph
+  no_such_port,    ///< the source has no such output
+  not_an_input,    ///< the vertex does not read the source tensor
+  loop             ///< following aliases comes back to this output
+};
+
+/// Output `port` of `vertex` claims the storage of output `source_port` of
+/// `source`, which it cannot (`fault`).
+class bad_alias_error : public error {
+ public:
+  bad_alias_error(alias_fault why, std::size_t v, std::size_t output, std::size_t from,
+                  std::size_t from_port)
+      : error(message(why, v, output, from, from_port, index_name)), fault(why), vertex(v),
+        port(output), source(from), source_port(from_port) {}
+  alias_fault fault;
+  std::size_t vertex;
+  std::size_t port;
+  std::size_t source;
+  std::size_t source_port;
+  [[nodiscard]] std::string describe(const vertex_namer& name) const override {
+    return message(fault, vertex, port, source, source_port, name);
+  }
+
+ private:
+  static std::string message(alias_fault why, std::size_t v, std::size_t output, std::size_t from,
+                             std::size_t from_port, const vertex_namer& name) {
+    const std::string text = "output " + std::to_string(output) + " of " + name(v) +
+                             " is declared to share the storage of output " +
+                             std::to_string(from_port) + " of ";
+    switch (why) {
+      case alias_fault::unknown_source: return text + index_name(from) + ", which is not in the graph";
+      case alias_fault::no_such_port: return text + name(from) + ", which has no such output";
+      case alias_fault::not_an_input: return text + name(from) + ", which " + name(v) + " does not read";
+      case alias_fault::loop: return text + name(from) + ", whose storage is its own: the aliases loop";
+    }
+    return text + name(from);
   }
 };
 

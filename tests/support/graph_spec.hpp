@@ -17,12 +17,21 @@
 
 namespace memopt::testing {
 
+/// Output `port` lives in the storage of input tensor (node, node_port).
+struct alias_spec {
+  std::size_t port = 0;
+  std::size_t node = 0;
+  std::size_t node_port = 0;
+  bool in_place = false;
+};
+
 struct node_spec {
   std::vector<std::uint64_t> outputs;                       ///< bytes per port
   std::vector<std::pair<std::size_t, std::size_t>> inputs;  ///< (producer, port)
   std::vector<std::size_t> control;                         ///< control predecessors
   bool persistent = false;
   std::vector<std::size_t> live_out;                        ///< ports that are graph outputs
+  std::vector<alias_spec> aliases;                          ///< views and in-place results
 };
 
 /// Nodes are listed in a topological order; vertex i of every built graph is node i.
@@ -54,6 +63,9 @@ inline tensor_node bundle_of(const node_spec& spec) {
   node.persistent = spec.persistent;
   for (const auto bytes : spec.outputs) node.outputs.push_back({.bytes = bytes});
   for (const auto port : spec.live_out) node.outputs.at(port).live_out = true;
+  for (const auto& a : spec.aliases) {
+    node.outputs.at(a.port).shares = shared_storage<std::size_t>{{a.node, a.node_port}, a.in_place};
+  }
   return node;
 }
 
@@ -69,6 +81,9 @@ struct built {
       const auto& node = spec.nodes[i];
       if constexpr (std::is_same_v<G, hand_graph>) {
         vertex.push_back(g.add_vertex(node.outputs, node.persistent, node.live_out));
+        for (const auto& a : node.aliases) {
+          g.share_storage(i, a.port, shared_storage<std::size_t>{{a.node, a.node_port}, a.in_place});
+        }
       } else if constexpr (indexed_dag<G>) {
         vertex.push_back(add_vertex(bundle_of(node), g));
       } else {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -31,7 +32,11 @@ class hand_graph {
     persistent_.push_back(persistent);
     live_out_.emplace_back(sizes_.back().size(), false);
     for (const auto port : live_out_ports) live_out_.back().at(port) = true;
+    shares_.emplace_back(sizes_.back().size());
     return out_.size() - 1;
+  }
+  void share_storage(std::size_t v, std::size_t port, shared_storage<std::size_t> source) {
+    shares_.at(v).at(port) = source;
   }
   void add_edge(std::size_t from, std::size_t to, std::size_t port, bool control) {
     out_.at(from).push_back({from, to, port, control});
@@ -41,6 +46,7 @@ class hand_graph {
   std::vector<std::vector<std::uint64_t>> sizes_;
   std::vector<bool> persistent_;
   std::vector<std::vector<bool>> live_out_;
+  std::vector<std::vector<std::optional<shared_storage<std::size_t>>>> shares_;
 };
 
 struct hand_traversal : boost::incidence_graph_tag, boost::vertex_list_graph_tag {};
@@ -85,6 +91,10 @@ struct memopt::tensor_traits<memopt::testing::hand_graph> {
   static bool is_live_out(const G& g, std::size_t v, std::size_t port) { return g.live_out_[v][port]; }
   static std::optional<buffer_ref<std::size_t>> alias_of(const G&, std::size_t, std::size_t) {
     return std::nullopt;
+  }
+  static std::optional<shared_storage<std::size_t>> shares_storage_of(const G& g, std::size_t v,
+                                                                      std::size_t port) {
+    return g.shares_[v][port];
   }
   static bool is_persistent(const G& g, std::size_t v) { return g.persistent_[v]; }
   static std::size_t port(const G&, const memopt::testing::hand_edge& e) { return e.port; }

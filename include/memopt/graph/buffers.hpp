@@ -2,31 +2,84 @@
 // buffer_table: dense ids for the buffers of a tensor graph. Buffer b is one
 // output (vertex, port); the outputs of the vertex with index i are the ids
 // first[i] .. first[i + 1] - 1, port order. O(V) to build.
+//
+// It also records storages (tensor_traits::shares_storage_of): a buffer that
+// is a view or an in-place result lives in the storage of the tensor it
+// names, transitively; storage[b] is the root, the one buffer that owns the
+// memory. The table states the memory model's facts by storage: a buffer in
+// another's storage adds no bytes, and persistent and live_out hold for every
+// buffer of a storage (an alias of a weight is free; an alias of a graph
+// output keeps the storage to the end). Throws bad_alias_error for an alias
+// naming a port that does not exist or a chain of aliases that loops.
 
+#include <memopt/error.hpp>
 #include <memopt/graph/concepts.hpp>
 #include <memopt/graph/tensor_traits.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
+#include <utility>
 #include <vector>
 
 namespace memopt {
 
 using buffer_id = std::size_t;
 
+/// "No buffer": what buffer_table::shares holds for a buffer with storage of its own.
+inline constexpr buffer_id no_buffer = static_cast<buffer_id>(-1);
+
 struct buffer_table {
   std::vector<buffer_id> first;        ///< num_vertices + 1 offsets, by vertex index
   std::vector<std::size_t> owner;      ///< vertex index of each buffer
-  std::vector<std::uint64_t> bytes;    ///< size of each buffer
-  std::vector<bool> persistent;        ///< by buffer: its vertex is persistent
-  std::vector<bool> live_out;          ///< by buffer: a graph output
+  std::vector<std::uint64_t> bytes;    ///< bytes it adds: its size, 0 in another's storage
+  std::vector<bool> persistent;        ///< by buffer: its storage's root is persistent
+  std::vector<bool> live_out;          ///< by buffer: its storage holds a graph output
+  std::vector<buffer_id> storage;      ///< by buffer: the root owning its storage (b itself)
+  std::vector<buffer_id> shares;       ///< by buffer: the input tensor it aliases, or no_buffer
+  std::vector<bool> in_place;          ///< by buffer: an in-place result (it overwrites shares)
+  std::size_t aliased = 0;             ///< buffers living in another's storage
 
   [[nodiscard]] std::size_t size() const noexcept { return bytes.size(); }
   [[nodiscard]] std::size_t num_vertices() const noexcept { return first.size() - 1; }
   [[nodiscard]] std::size_t num_outputs(std::size_t i) const { return first[i + 1] - first[i]; }
   [[nodiscard]] buffer_id id(std::size_t i, std::size_t port) const { return first[i] + port; }
   [[nodiscard]] std::size_t port_of(buffer_id b) const { return b - first[owner[b]]; }
+  [[nodiscard]] bool owns_storage(buffer_id b) const { return storage[b] == b; }
 };
+
+namespace detail {
+
+/// Sets table.storage to each buffer's root (table.shares followed to a buffer
+/// that shares nothing), iteratively; throws bad_alias_error on a loop.
+inline void resolve_storage_roots(buffer_table& table) {
+  enum class state : unsigned char { unseen, on_path, done };
+  std::vector<state> states(table.size(), state::unseen);
+  std::vector<buffer_id> path;
+  for (buffer_id start = 0; start < table.size(); ++start) {
+    buffer_id b = start;
+    while (states[b] == state::unseen && table.shares[b] != no_buffer) {
+      states[b] = state::on_path;
+      path.push_back(b);
+      b = table.shares[b];
+    }
+    if (states[b] == state::on_path) {
+      const buffer_id looped = path.back();
+      throw bad_alias_error(alias_fault::loop, table.owner[looped], table.port_of(looped),
+                            table.owner[b], table.port_of(b));
+    }
+    const buffer_id root = states[b] == state::done ? table.storage[b] : b;
+    states[b] = state::done;
+    table.storage[b] = root;
+    for (const buffer_id member : path) {
+      states[member] = state::done;
+      table.storage[member] = root;
+    }
+    path.clear();
+  }
+}
+
+}  // namespace detail
 
 /// The buffers of g, with vertex `v` numbered index(v).
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
@@ -44,6 +97,9 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   table.bytes.resize(count);
   table.persistent.resize(count);
   table.live_out.resize(count);
+  table.shares.assign(count, no_buffer);
+  table.in_place.resize(count);
+  std::vector<std::pair<buffer_id, buffer_ref<std::size_t>>> aliases;
   for (const auto v : boost::make_iterator_range(vertices(g))) {
     const std::size_t i = index(v);
     const bool persistent = traits::is_persistent(g, v);
@@ -53,8 +109,35 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       table.bytes[b] = traits::output_bytes(g, v, port);
       table.persistent[b] = persistent;
       table.live_out[b] = traits::is_live_out(g, v, port);
+      if (const auto shared = traits::shares_storage_of(g, v, port)) {
+        aliases.push_back({b, shared->source});
+        table.in_place[b] = shared->in_place;
+      }
     }
   }
+  table.storage.resize(count);
+  std::iota(table.storage.begin(), table.storage.end(), buffer_id{0});
+  if (aliases.empty()) return table;
+
+  // Sources are read once every owner is numbered.
+  for (const auto& [b, source] : aliases) {
+    const std::size_t s = source.vertex;
+    if (s >= n || source.port >= table.num_outputs(s)) {
+      throw bad_alias_error(s >= n ? alias_fault::unknown_source : alias_fault::no_such_port,
+                            table.owner[b], table.port_of(b), s, source.port);
+    }
+    table.shares[b] = table.id(s, source.port);
+  }
+  detail::resolve_storage_roots(table);
+  table.aliased = aliases.size();
+  for (const auto& alias : aliases) {
+    const buffer_id b = alias.first;
+    const buffer_id root = table.storage[b];
+    table.bytes[b] = 0;
+    table.persistent[b] = table.persistent[root];
+    if (table.live_out[b]) table.live_out[root] = true;
+  }
+  for (const auto& alias : aliases) table.live_out[alias.first] = table.live_out[table.storage[alias.first]];
   return table;
 }
 

@@ -1,18 +1,25 @@
 #pragma once
 // compact_graph: a read-only snapshot of a tensor graph in compressed sparse
 // rows, by dense vertex index: distinct successors and predecessors (data and
-// control edges alike), the distinct buffers each vertex reads and the distinct
-// vertices reading each buffer. Algorithms that walk a graph many times
-// (schedulers, sharing, simulation) take this snapshot once, in O(V + E).
+// control edges alike, and the orders in-place writes impose: graph/storage.hpp),
+// the distinct storages each vertex reads and the distinct vertices reading
+// each storage. Algorithms that walk a graph many times (schedulers, sharing,
+// simulation) take this snapshot once, in O(V + E).
+//
+// Reads are by storage: a vertex reading a view reads the view's root, so a
+// storage's readers are the readers of all its tensors, and a buffer in
+// another's storage has no readers and no bytes (buffer_table) of its own.
 // Rows keep edge order; for a bidirectional graph, predecessors and reads
 // follow each vertex's in-edges (its operand order).
 //
-// Throws bad_port_error for a data edge reading a port its source lacks.
+// Throws bad_port_error for a data edge reading a port its source lacks,
+// bad_alias_error for an alias that is not one (graph/buffers.hpp, storage.hpp).
 // Cycles are not checked here (see require_acyclic).
 
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/concepts.hpp>
+#include <memopt/graph/storage.hpp>
 #include <memopt/graph/tensor_traits.hpp>
 
 #include <algorithm>
@@ -111,7 +118,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   // graph to read) into packed arcs, ports checked; then count and place.
   // With in-edges at hand, predecessors and reads keep each vertex's operand
   // order (the in-edge order), which order-sensitive schedulers follow.
-  constexpr compact_index no_buffer = std::numeric_limits<compact_index>::max();
+  constexpr compact_index control_arc = std::numeric_limits<compact_index>::max();
   struct arc {
     compact_index from, to, buffer;
   };
@@ -120,12 +127,12 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   const auto visit = [&](const edge_t<G>& e) {
     const std::size_t i = index(source(e, g));
     const std::size_t j = index(target(e, g));
-    compact_index b = no_buffer;
+    compact_index b = control_arc;
     if (!traits::is_control(g, e)) {
       const std::size_t port = traits::port(g, e);
       const std::size_t outputs = c.buffers.num_outputs(i);
       if (port >= outputs) throw bad_port_error(i, j, port, outputs);
-      b = static_cast<compact_index>(c.buffers.id(i, port));
+      b = static_cast<compact_index>(c.buffers.storage[c.buffers.id(i, port)]);
     }
     arcs.push_back({static_cast<compact_index>(i), static_cast<compact_index>(j), b});
   };
@@ -136,10 +143,13 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       for (const auto e : boost::make_iterator_range(out_edges(v, g))) visit(e);
     }
   }
+  for (const storage_hazard& h : storage_hazards(g, c.buffers, index)) {
+    arcs.push_back({static_cast<compact_index>(h.before), static_cast<compact_index>(h.after), control_arc});
+  }
   for (const arc& a : arcs) {
     ++c.successors.first[a.from + 1];
     ++c.predecessors.first[a.to + 1];
-    if (a.buffer != no_buffer) {
+    if (a.buffer != control_arc) {
       ++c.reads.first[a.to + 1];
       ++c.readers.first[a.buffer + 1];
     }
@@ -157,7 +167,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   for (auto a = arcs.rbegin(); a != arcs.rend(); ++a) {
     c.successors.items[--c.successors.first[a->from + 1]] = a->to;
     c.predecessors.items[--c.predecessors.first[a->to + 1]] = a->from;
-    if (a->buffer != no_buffer) {
+    if (a->buffer != control_arc) {
       c.reads.items[--c.reads.first[a->to + 1]] = a->buffer;
       c.readers.items[--c.readers.first[a->buffer + 1]] = a->to;
     }

@@ -5,8 +5,16 @@
 // output_bytes. An edge is either a data edge that reads output port(e) of its
 // source, or a control edge (is_control) that orders two ops and carries no
 // bytes. Persistent vertices (weights, constants) hold memory for the whole run;
-// live-out outputs (graph outputs) are never freed; alias_of names an input
-// buffer whose storage an output may reuse (in-place ops, views).
+// live-out outputs (graph outputs) are never freed.
+//
+// Two kinds of aliasing:
+// - shares_storage_of (a *must*-alias): the output lives in the storage of an
+//   input tensor (by vertex index and port) of the same vertex: a view (reshape, transpose, split, ...)
+//   or an in-place result (relu_, add_, ...), which also overwrites it. The
+//   memory model counts a storage once (graph/storage.hpp).
+// - alias_of (a *may*-alias): an input buffer whose storage the output may
+//   reuse when the input dies there; an opportunity the heap family takes on
+//   request (heap/aliasing.hpp), not a fact of the program.
 //
 // The default, bundled_tensor_traits<G>, reads bundled properties by member
 // name; memopt's own bundles (tensor_node, tensor_edge) have all of them.
@@ -39,12 +47,25 @@ struct buffer_ref {
   friend bool operator==(const buffer_ref&, const buffer_ref&) = default;
 };
 
+/// An output that lives in the storage of `source`, an input tensor of its
+/// own vertex: a view, or (in_place) a result written over the source.
+/// tensor_traits::shares_storage_of names the source vertex by its index (the
+/// algorithm's vertex index map), so that any graph type can state it.
+template <class V>
+struct shared_storage {
+  buffer_ref<V> source;
+  bool in_place = false;  ///< the op overwrites the storage (else a view: it only reads)
+  friend bool operator==(const shared_storage&, const shared_storage&) = default;
+};
+
 /// One output tensor of memopt's default vertex bundle.
 struct tensor_output {
   std::uint64_t bytes = 0;
   bool live_out = false;  ///< a graph output: never freed
   /// An input buffer (producer index, port) this output may overwrite in place.
   std::optional<buffer_ref<std::size_t>> alias;
+  /// The input tensor whose storage this output is (a view or an in-place result).
+  std::optional<shared_storage<std::size_t>> shares;
 };
 
 /// memopt's default vertex bundle.
@@ -72,7 +93,8 @@ concept has_bundled_outputs = requires(const G& g, vertex_t<G> v) {
 
 /// Reads tensors from bundled properties, by member name:
 /// - g[v].outputs: a sized range, one element per port; an element is either
-///   an unsigned byte count or has `bytes` (and optionally `live_out`, `alias`)
+///   an unsigned byte count or has `bytes` (and optionally `live_out`, `alias`,
+///   `shares`)
 /// - g[v].persistent (optional, default false)
 /// - g[e].port (optional, default 0), g[e].control (optional, default false)
 template <class G>
@@ -109,6 +131,20 @@ struct bundled_tensor_traits {
     if constexpr (requires { { out.alias->vertex } -> std::convertible_to<vertex>; }) {
       if (!out.alias) return std::nullopt;
       return buffer_ref<vertex>{static_cast<vertex>(out.alias->vertex), out.alias->port};
+    } else {
+      return std::nullopt;
+    }
+  }
+
+  static std::optional<shared_storage<std::size_t>> shares_storage_of(const G& g, vertex v,
+                                                                      std::size_t port)
+    requires detail::has_bundled_outputs<G> {
+    const auto& out = *std::next(std::begin(g[v].outputs), static_cast<std::ptrdiff_t>(port));
+    if constexpr (requires { out.shares; }) {
+      if (!out.shares) return std::nullopt;
+      return shared_storage<std::size_t>{
+          {static_cast<std::size_t>(out.shares->source.vertex), out.shares->source.port},
+          static_cast<bool>(out.shares->in_place)};
     } else {
       return std::nullopt;
     }
@@ -151,6 +187,8 @@ concept tensor_graph =
       { Traits::output_bytes(g, v, port) } -> std::convertible_to<std::uint64_t>;
       { Traits::is_live_out(g, v, port) } -> std::convertible_to<bool>;
       { Traits::alias_of(g, v, port) } -> std::convertible_to<std::optional<buffer_ref<vertex_t<G>>>>;
+      { Traits::shares_storage_of(g, v, port) }
+          -> std::convertible_to<std::optional<shared_storage<std::size_t>>>;
       { Traits::is_persistent(g, v) } -> std::convertible_to<bool>;
       { Traits::port(g, e) } -> std::convertible_to<std::size_t>;
       { Traits::is_control(g, e) } -> std::convertible_to<bool>;

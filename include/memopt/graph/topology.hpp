@@ -1,10 +1,14 @@
 #pragma once
 // Orders and cycles: program_order, positions_of (step of each vertex),
 // check_topological_order / is_topological_order (validators), find_cycle.
-// All O(V + E). Control edges order vertices exactly as data edges do.
+// All O(V + E). Control edges order vertices exactly as data edges do, and on
+// a tensor graph so do the orders in-place writes impose (graph/storage.hpp).
 
 #include <memopt/error.hpp>
+#include <memopt/graph/buffers.hpp>
 #include <memopt/graph/concepts.hpp>
+#include <memopt/graph/storage.hpp>
+#include <memopt/graph/tensor_traits.hpp>
 
 #include <cstddef>
 #include <limits>
@@ -66,8 +70,9 @@ std::vector<std::size_t> positions_of(const G& g, std::span<const vertex_t<G>> o
 }  // namespace detail
 
 /// Every way `order` fails to be a topological order of g (empty = valid):
-/// unknown, duplicate and missing vertices, and each edge u -> v with v run
-/// before u (reported once per edge).
+/// unknown, duplicate and missing vertices, each edge u -> v with v run
+/// before u (reported once per edge) and, on a tensor graph, each storage
+/// hazard broken (storage_order).
 template <dag G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] std::vector<order_violation> check_topological_order(
     const G& g, std::span<const vertex_t<G>> order, Index index = {}) {
@@ -81,6 +86,14 @@ template <dag G, vertex_index_map<G> Index = identity_index>
       const std::size_t j = index(target(e, g));
       if (j < step.size() && step[j] != unscheduled && step[j] <= step[i]) {
         report(order_violation{order_fault::before_predecessor, j, i});
+      }
+    }
+  }
+  if constexpr (tensor_graph<G>) {
+    const auto runs = [&](std::size_t i) { return i < step.size() && step[i] != unscheduled; };
+    for (const auto& h : storage_hazards(g, make_buffer_table(g, index), index)) {
+      if (runs(h.before) && runs(h.after) && step[h.after] <= step[h.before]) {
+        report(order_violation{order_fault::storage_order, h.after, h.before});
       }
     }
   }

@@ -1,13 +1,15 @@
 #pragma once
-// In-place and view aliasing: which buffers may live in the storage of an
-// input (tensor_traits::alias_of). Output b of vertex v takes the storage of
-// its alias i when, in this schedule, v is i's last reader (i dies where b is
-// born), i is neither persistent nor a graph output, b is no larger than i,
-// and no other output of v took i already. Chains share one storage: its
+// May-aliasing (tensor_traits::alias_of): which storages may take over the
+// storage of an input that dies where they are born. The graph's own storages
+// (views and in-place results, buffer_table::storage) are facts and come
+// first; on top of them, the storage of output b of vertex v takes the
+// storage of b's may-alias i when, in this schedule, i's storage dies at v's
+// step, is neither persistent nor a graph output, is no smaller than b's, and
+// was not taken by another output already. Chains share one storage: its
 // root, the first buffer of the chain.
 //
-// alias_storage gives storage[b] (b itself when b keeps its own); pass it to
-// heap_buffers_of (options.storage) to plan one buffer per storage, then
+// alias_storage gives storage[b] (the root whose storage b lives in); pass it
+// to heap_buffers_of (options.storage) to plan one buffer per storage, then
 // share_offsets to give each member its root's offset. O(V + buffers).
 
 #include <memopt/graph/concepts.hpp>
@@ -27,9 +29,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
                                                    Index index = {}) {
   using traits = tensor_traits<G>;
   const buffer_table& table = live.buffers;
-  std::vector<buffer_id> storage(table.size());
-  std::iota(storage.begin(), storage.end(), buffer_id{0});
-  std::vector<bool> taken(table.size(), false);  // an input already overwritten
+  std::vector<buffer_id> storage = table.storage;
+  std::vector<bool> taken(table.size(), false);  // a storage already taken over
   // Producers before consumers: by step, so a chain's root is settled first.
   std::vector<buffer_id> by_step(table.size());
   std::iota(by_step.begin(), by_step.end(), buffer_id{0});
@@ -40,14 +41,17 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     if (table.persistent[b]) continue;
     const auto alias = traits::alias_of(g, vertex_of[table.owner[b]], table.port_of(b));
     if (!alias) continue;
-    const buffer_id i = table.id(index(alias->vertex), alias->port);
-    if (table.persistent[i] || table.live_out[i] || taken[i] || table.bytes[b] > table.bytes[i] ||
-        live.intervals[i].last != live.intervals[b].first || i == b) {
+    const buffer_id i = table.storage[table.id(index(alias->vertex), alias->port)];
+    const buffer_id own = table.storage[b];
+    if (table.persistent[i] || table.live_out[i] || taken[i] || i == own || storage[own] != own ||
+        table.bytes[own] > table.bytes[i] || live.intervals[i].last != live.intervals[own].first) {
       continue;
     }
     taken[i] = true;
-    storage[b] = storage[i];
+    storage[own] = storage[i];
   }
+  // Members of a storage that was taken over follow its new root.
+  for (buffer_id b = 0; b < storage.size(); ++b) storage[b] = storage[storage[b]];
   return storage;
 }
 

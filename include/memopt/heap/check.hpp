@@ -3,7 +3,8 @@
 // plan has one offset per buffer; every buffer taking space sits at a multiple
 // of its alignment, inside the capacity when one is given; no two buffers live
 // at a common time step share a byte; arena_bytes is the top of the highest
-// buffer. O(n log n + collisions reported).
+// buffer; and, given storages, every tensor sits where its storage does.
+// O(n log n + collisions reported).
 
 #include <memopt/heap/problem.hpp>
 
@@ -25,7 +26,8 @@ enum class heap_fault {
   misaligned,    ///< `buffer`'s offset is not a multiple of its alignment
   over_capacity, ///< `buffer` ends beyond the capacity
   collision,     ///< `buffer` and `other` are live together and share bytes
-  wrong_arena    ///< arena_bytes is not the top of the highest buffer
+  wrong_arena,   ///< arena_bytes is not the top of the highest buffer
+  split_storage  ///< `buffer` lives in `other`'s storage but not at its offset
 };
 
 struct heap_violation {
@@ -35,13 +37,19 @@ struct heap_violation {
   friend bool operator==(const heap_violation&, const heap_violation&) = default;
 };
 
+/// With `storage` (storage[b]: the buffer whose storage b lives in, e.g.
+/// buffer_table::storage or alias_storage), every buffer must also sit at its
+/// storage's offset.
 [[nodiscard]] inline std::vector<heap_violation> check_heap_plan(
     std::span<const heap_buffer> buffers, const heap_plan& plan,
-    std::optional<std::uint64_t> capacity = std::nullopt) {
+    std::optional<std::uint64_t> capacity = std::nullopt, std::span<const buffer_id> storage = {}) {
   std::vector<heap_violation> faults;
-  if (plan.offsets.size() != buffers.size()) {
+  if (plan.offsets.size() != buffers.size() || (!storage.empty() && storage.size() != buffers.size())) {
     faults.push_back({heap_fault::wrong_count});
     return faults;
+  }
+  for (std::size_t b = 0; b < storage.size(); ++b) {
+    if (plan.offsets[b] != plan.offsets[storage[b]]) faults.push_back({heap_fault::split_storage, b, storage[b]});
   }
   std::uint64_t arena = 0;
   std::vector<std::size_t> placed;

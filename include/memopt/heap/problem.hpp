@@ -125,15 +125,16 @@ struct time_sections {
 
 struct heap_buffers_options {
   std::uint64_t alignment = 1;  ///< of every buffer
-  /// Optional: storage[b], the buffer whose storage b lives in (alias_storage).
+  /// storage[b], the buffer whose storage b lives in: by default the graph's
+  /// own storages (live.buffers.storage); alias_storage adds may-aliases.
   std::span<const buffer_id> storage = {};
 };
 
 /// The arena problem of one schedule, one heap_buffer per buffer id: the closed
 /// live interval [first, last] becomes [first, last + 1). Persistent buffers
 /// live outside the arena: they get an empty lifetime and take no space.
-/// With options.storage, a storage root lives until its last member dies and
-/// the members take no space of their own (share_offsets places them).
+/// A storage root lives until its last member dies and the members take no
+/// space of their own (share_offsets gives them the root's offset).
 [[nodiscard]] inline std::vector<heap_buffer> heap_buffers_of(const liveness_result& live,
                                                               const heap_buffers_options& options = {}) {
   std::vector<heap_buffer> buffers(live.buffers.size());
@@ -144,8 +145,10 @@ struct heap_buffers_options {
     buffers[b].upper = live.intervals[b].last + 1;
     buffers[b].bytes = live.buffers.bytes[b];
   }
-  for (buffer_id b = 0; b < options.storage.size(); ++b) {
-    const buffer_id root = options.storage[b];
+  const auto storage = options.storage.empty() ? std::span<const buffer_id>(live.buffers.storage)
+                                              : options.storage;
+  for (buffer_id b = 0; b < storage.size(); ++b) {
+    const buffer_id root = storage[b];
     if (root == b) continue;
     buffers[root].upper = std::max(buffers[root].upper, buffers[b].upper);
     buffers[b].upper = buffers[b].lower;

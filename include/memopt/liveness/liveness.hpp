@@ -6,15 +6,24 @@
 // - during a step the op's inputs and outputs are live together;
 // - control edges order ops and carry no bytes;
 // - persistent buffers live for the whole run and are reported apart:
-//   peak_bytes and timeline count transient buffers only.
+//   peak_bytes and timeline count transient buffers only;
+// - storages (graph/buffers.hpp): a view or in-place result lives in the
+//   storage of the tensor it aliases. A storage counts its root's bytes once
+//   and is live from the root's step to the last step that reads or defines
+//   any of its tensors; every buffer of a storage gets the storage's interval
+//   (the aliases add no bytes). An order must keep the hazards of in-place
+//   writes (graph/storage.hpp) as it keeps edges.
 // O(V + E) for one order. Every family takes its peaks from here.
 //
-// Throws not_topological_error (the order), bad_port_error (an edge reading a
-// port its source lacks), size_overflow_error (a live sum beyond 64 bits).
+// Throws not_topological_error (the order, edges or storage hazards),
+// bad_port_error (an edge reading a port its source lacks), bad_alias_error
+// (an alias its vertex does not read, or a loop of aliases),
+// size_overflow_error (a live sum beyond 64 bits).
 
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/concepts.hpp>
+#include <memopt/graph/storage.hpp>
 #include <memopt/graph/tensor_traits.hpp>
 #include <memopt/graph/topology.hpp>
 
@@ -40,7 +49,7 @@ struct liveness_result {
   std::vector<std::uint64_t> timeline;   ///< transient bytes live at each step
   std::uint64_t peak_bytes = 0;          ///< max of timeline (0 for an empty graph)
   std::size_t peak_step = 0;             ///< first step reaching peak_bytes
-  std::vector<buffer_id> live_at_peak;   ///< transient buffers live at peak_step, by id
+  std::vector<buffer_id> live_at_peak;   ///< transient storages (roots) live at peak_step, by id
   std::uint64_t persistent_bytes = 0;    ///< sum of the persistent buffers
 };
 
@@ -91,6 +100,19 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       if (!buffers.persistent[b]) r.intervals[b].last = std::max(r.intervals[b].last, step[j]);
     }
   }
+  for (const storage_hazard& h : storage_hazards(g, buffers, index)) {
+    if (step[h.after] <= step[h.before]) {
+      throw not_topological_error(order_fault::storage_order, h.after, h.before);
+    }
+  }
+  if (buffers.aliased > 0) {
+    // A storage lives until its last tensor does; each tensor lives as long.
+    for (buffer_id b = 0; b < buffers.size(); ++b) {
+      const buffer_id root = buffers.storage[b];
+      r.intervals[root].last = std::max(r.intervals[root].last, r.intervals[b].last);
+    }
+    for (buffer_id b = 0; b < buffers.size(); ++b) r.intervals[b] = r.intervals[buffers.storage[b]];
+  }
 
   // Bytes allocated at each step (first held in the timeline) and freed after
   // it; their running sum is the timeline. Each partial sum is bounded by some
@@ -121,7 +143,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     }
   }
   for (buffer_id b = 0; b < buffers.size(); ++b) {
-    if (!buffers.persistent[b] && r.intervals[b].contains(r.peak_step) && n > 0) {
+    if (!buffers.persistent[b] && buffers.owns_storage(b) && r.intervals[b].contains(r.peak_step) &&
+        n > 0) {
       r.live_at_peak.push_back(b);
     }
   }

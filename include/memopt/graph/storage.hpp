@@ -1,0 +1,146 @@
+#pragma once
+// Orders that in-place writes impose (the storage half of the memory model;
+// buffer_table resolves which storage each tensor lives in).
+//
+// An in-place op overwrites a storage, so every other op touching that storage
+// (reading any of its tensors) keeps its place relative to the write as in the
+// graph's own order, the order vertices(g) lists them: readers before a write
+// stay before it, readers after it stay after, writes keep their order. These
+// are constraints as binding as edges; storage_hazards returns them as pairs
+// (before, after) of vertex indices, O(accesses) of them (readers between two
+// writes are ordered against those two writes only). Graphs that declare no
+// in-place write have none.
+//
+// It also checks what buffer_table cannot without the edges: every alias names
+// a tensor its own vertex reads (bad_alias_error otherwise). O(V + E + A log A)
+// for A accesses to overwritten storages; O(V) for a graph without aliases.
+
+#include <memopt/error.hpp>
+#include <memopt/graph/buffers.hpp>
+#include <memopt/graph/concepts.hpp>
+#include <memopt/graph/tensor_traits.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace memopt {
+
+/// `before` (a vertex index) must run before `after`: an in-place write orders them.
+struct storage_hazard {
+  std::size_t before = 0;
+  std::size_t after = 0;
+  friend bool operator==(const storage_hazard&, const storage_hazard&) = default;
+};
+
+namespace detail {
+
+/// One read of an overwritten storage: by `vertex`, at `position` in the graph's order.
+struct storage_access {
+  buffer_id storage;
+  std::size_t position;
+  std::size_t vertex;
+  bool writes;
+  friend auto operator<=>(const storage_access&, const storage_access&) = default;
+};
+
+/// The hazards among the accesses of one storage, sorted by position.
+inline void order_accesses(std::span<const storage_access> accesses, std::vector<storage_hazard>& out) {
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::size_t last_write = none;
+  std::vector<std::size_t> readers_since;  // readers after last_write (or from the start)
+  for (const storage_access& a : accesses) {
+    if (last_write != none) out.push_back({last_write, a.vertex});
+    if (!a.writes) {
+      readers_since.push_back(a.vertex);
+      continue;
+    }
+    for (const std::size_t r : readers_since) out.push_back({r, a.vertex});
+    readers_since.clear();
+    last_write = a.vertex;
+  }
+}
+
+}  // namespace detail
+
+/// The order constraints of in-place writes on g (see the header comment).
+/// Throws bad_alias_error for an alias its vertex does not read, bad_port_error
+/// for a data edge reading a port its source lacks.
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] std::vector<storage_hazard> storage_hazards(const G& g, const buffer_table& table,
+                                                          Index index = {}) {
+  using traits = tensor_traits<G>;
+  if (table.aliased == 0) return {};
+  const std::size_t n = table.num_vertices();
+
+  // Every alias must be read by its own vertex: (source, reader) claims.
+  struct claim {
+    buffer_id source;
+    std::size_t reader;
+    buffer_id alias;
+  };
+  std::vector<claim> claims;
+  std::vector<bool> overwritten(table.size(), false);  // by root
+  std::vector<std::pair<buffer_id, std::size_t>> writers;  // (root, vertex)
+  for (buffer_id b = 0; b < table.size(); ++b) {
+    if (table.shares[b] == no_buffer) continue;
+    claims.push_back({table.shares[b], table.owner[b], b});
+    if (table.in_place[b]) {
+      overwritten[table.storage[b]] = true;
+      writers.emplace_back(table.storage[b], table.owner[b]);
+    }
+  }
+  const auto claim_key = [](const claim& c) { return std::pair(c.source, c.reader); };
+  std::ranges::sort(claims, {}, claim_key);
+  std::ranges::sort(writers);
+  std::vector<bool> found(claims.size(), false);
+
+  std::vector<std::size_t> position(n);
+  std::size_t next = 0;
+  for (const auto v : boost::make_iterator_range(vertices(g))) position[index(v)] = next++;
+
+  std::vector<detail::storage_access> accesses;
+  for (const auto u : boost::make_iterator_range(vertices(g))) {
+    const std::size_t i = index(u);
+    for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
+      if (traits::is_control(g, e)) continue;
+      const std::size_t j = index(target(e, g));
+      const std::size_t port = traits::port(g, e);
+      if (port >= table.num_outputs(i)) throw bad_port_error(i, j, port, table.num_outputs(i));
+      const buffer_id b = table.id(i, port);
+      const auto [lo, hi] = std::ranges::equal_range(claims, std::pair(b, j), {}, claim_key);
+      for (auto it = lo; it != hi; ++it) found[static_cast<std::size_t>(it - claims.begin())] = true;
+      const buffer_id root = table.storage[b];
+      if (overwritten[root]) {
+        const bool writes = std::ranges::binary_search(writers, std::pair(root, j));
+        accesses.push_back({root, position[j], j, writes});
+      }
+    }
+  }
+  for (std::size_t k = 0; k < claims.size(); ++k) {
+    if (found[k]) continue;
+    const buffer_id b = claims[k].alias;
+    const buffer_id s = claims[k].source;
+    throw bad_alias_error(alias_fault::not_an_input, table.owner[b], table.port_of(b),
+                          table.owner[s], table.port_of(s));
+  }
+
+  std::ranges::sort(accesses);
+  accesses.erase(std::unique(accesses.begin(), accesses.end(),
+                             [](const auto& a, const auto& b) {
+                               return a.storage == b.storage && a.vertex == b.vertex;
+                             }),
+                 accesses.end());
+  std::vector<storage_hazard> hazards;
+  for (std::size_t first = 0; first < accesses.size();) {
+    std::size_t last = first;
+    while (last < accesses.size() && accesses[last].storage == accesses[first].storage) ++last;
+    detail::order_accesses(std::span(accesses).subspan(first, last - first), hazards);
+    first = last;
+  }
+  return hazards;
+}
+
+}  // namespace memopt
