@@ -1,9 +1,10 @@
 #pragma once
 // check_sharing: every way a sharing_plan is wrong for g (empty = valid).
 // Both forms check the bookkeeping: each transient buffer in one storage and
-// each persistent one in none, storage bytes the largest member's, the totals,
-// static buffers alone, one device per storage. Then, two buffers sharing a
-// storage must never be live together:
+// each persistent one in none, every alias in its root's storage, storage
+// bytes the largest member's, the totals, static buffers alone, one device per
+// storage. Then, two graph storages (roots: an alias lives as long as its
+// root's storage, buffer_table) sharing a blob must never be live together:
 // - check_sharing(g, plan, order): under that order (liveness intervals);
 // - check_sharing(g, plan): under every order: of two members, one's producer
 //   and all its readers reach the other's producer by a path of the graph.
@@ -35,7 +36,8 @@ enum class sharing_fault {
   bad_totals,        ///< total_bytes or unshared_bytes is not the sum it should be
   static_shared,     ///< a static `buffer` shares its storage with `other`
   devices_mixed,     ///< `buffer` and `other` share a storage across devices
-  overlap            ///< `buffer` and `other` share a storage and can be live together
+  overlap,           ///< `buffer` and `other` share a storage and can be live together
+  split_storage      ///< `buffer` lives in `other`'s storage (an alias) but not in its blob
 };
 
 struct sharing_violation {
@@ -66,6 +68,10 @@ inline csr_rows<buffer_id> check_sharing_books(const compact_graph& c, const sha
       continue;
     }
     if (!stored) out.push_back({sharing_fault::unstored, b});
+    const buffer_id root = buffers.storage[b];
+    if (stored && root != b && plan.storage_of[b] != plan.storage_of[root]) {
+      out.push_back({sharing_fault::split_storage, b, root});
+    }
     overflow = overflow || __builtin_add_overflow(unshared, buffers.bytes[b], &unshared);
   }
   std::uint64_t total = 0;
@@ -88,18 +94,29 @@ inline csr_rows<buffer_id> check_sharing_books(const compact_graph& c, const sha
         out.push_back({sharing_fault::devices_mixed, m[0], m[k]});
       }
     }
-    if (m.size() < 2) continue;
+    const auto other_root = [&](buffer_id b) {
+      const auto it = std::ranges::find_if(m, [&](buffer_id x) { return buffers.storage[x] != buffers.storage[b]; });
+      return it == m.end() ? no_buffer : *it;
+    };
     for (const buffer_id b : m) {
-      if (is_static(c, options, b)) out.push_back({sharing_fault::static_shared, b, m[0] == b ? m[1] : m[0]});
+      if (!is_static(c, options, b)) continue;
+      if (const buffer_id other = other_root(b); other != no_buffer) {
+        out.push_back({sharing_fault::static_shared, b, other});
+      }
     }
   }
   return members;
 }
 
-/// Members of storage s in the order of `key` (ties by id).
+/// The roots (graph storages) among the members of storage s, in the order
+/// of `key` (ties by id).
 template <class Key>
-std::vector<buffer_id> members_by(std::span<const buffer_id> members, Key&& key) {
-  std::vector<buffer_id> sorted(members.begin(), members.end());
+std::vector<buffer_id> members_by(const buffer_table& buffers, std::span<const buffer_id> members,
+                                  Key&& key) {
+  std::vector<buffer_id> sorted;
+  for (const buffer_id b : members) {
+    if (buffers.owns_storage(b)) sorted.push_back(b);
+  }
   std::ranges::sort(sorted, [&](buffer_id a, buffer_id b) {
     return std::pair(key(a), a) < std::pair(key(b), b);
   });
@@ -188,8 +205,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   const auto members = detail::check_sharing_books(c, plan, options, out);
   if (plan.storage_of.size() != c.buffers.size()) return out;
   for (std::size_t s = 0; s < plan.num_storages(); ++s) {
-    const auto sorted =
-        detail::members_by(members[s], [&](buffer_id b) { return live.intervals[b].first; });
+    const auto sorted = detail::members_by(c.buffers, members[s],
+                                           [&](buffer_id b) { return live.intervals[b].first; });
     for (std::size_t k = 1; k < sorted.size(); ++k) {
       if (live.intervals[sorted[k - 1]].last >= live.intervals[sorted[k]].first) {
         out.push_back({sharing_fault::overlap, sorted[k - 1], sorted[k]});
@@ -224,7 +241,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   const buffer_table& buffers = c.buffers;
   for (std::size_t s = 0; s < plan.num_storages(); ++s) {
     const auto sorted = detail::members_by(
-        members[s], [&](buffer_id b) { return position[buffers.owner[b]]; });
+        buffers, members[s], [&](buffer_id b) { return position[buffers.owner[b]]; });
     for (std::size_t k = 1; k < sorted.size(); ++k) {
       const buffer_id a = sorted[k - 1], b = sorted[k];
       const std::size_t target = buffers.owner[b];

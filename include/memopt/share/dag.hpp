@@ -193,7 +193,8 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
       }
     }
     for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
-      if (c.readers.size(b) == 0 && !buffers.persistent[b] && !detail::is_static(c, options, b)) {
+      if (c.readers.size(b) == 0 && buffers.owns_storage(b) && !buffers.persistent[b] &&
+          !detail::is_static(c, options, b)) {
         release(b, std::array<std::size_t, 1>{i});
       }
     }

@@ -36,7 +36,7 @@ template <tensor_graph G, reuse_policy Policy = lifo_reuse, vertex_index_map<G> 
   detail::free_pool<Policy> pool;
   const auto anything = [](std::size_t) { return reuse_verdict::take; };
   const auto release = [&](buffer_id b, std::size_t step) {
-    if (buffers.persistent[b] || live.intervals[b].last != step) return;
+    if (buffers.persistent[b] || !buffers.owns_storage(b) || live.intervals[b].last != step) return;
     if (detail::is_static(c, options, b)) return;
     const std::size_t s = plan.storage_of[b];
     pool.add(s, plan.storage_bytes[s], detail::device_of(options, b));

@@ -1,6 +1,9 @@
 #pragma once
 // sharing_plan: which buffers share one storage (a "blob"), without offsets.
 // A storage's size is its largest member; total_bytes sums the storages.
+// The graph's own storages (views and in-place results: buffer_table) are the
+// unit that is shared: an alias sits in the blob of the tensor owning its
+// storage, adds no bytes, and never counts as a second occupant.
 // Persistent buffers are in no storage (they live for the whole run and are
 // reported apart, as in the memory model); every other buffer is in exactly
 // one. Static buffers (graph outputs, graph inputs, a caller's don't-share
@@ -81,13 +84,18 @@ inline bool is_static(const compact_graph& c, const share_options& options, buff
 
 /// Places the outputs of vertex i: each transient one goes into the storage
 /// offer(b) returns (growing it to fit), or into a new storage when offer has
-/// none or b is static. Counts them in unshared_bytes.
+/// none or b is static; an alias goes where its storage's root is. Counts
+/// them in unshared_bytes.
 template <class Offer>
 void place_outputs(const compact_graph& c, const share_options& options, std::size_t i,
                    sharing_plan& plan, Offer&& offer) {
   const buffer_table& buffers = c.buffers;
   for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
     if (buffers.persistent[b]) continue;
+    if (!buffers.owns_storage(b)) {
+      plan.storage_of[b] = plan.storage_of[buffers.storage[b]];
+      continue;
+    }
     plan.unshared_bytes = checked_add(plan.unshared_bytes, buffers.bytes[b], i);
     const std::optional<std::size_t> reused =
         is_static(c, options, b) ? std::nullopt : offer(b);
