@@ -1,8 +1,9 @@
 #pragma once
 // Seeded random DAGs with multi-port nodes, unread ports, repeated reads,
-// control edges, persistent nodes and graph outputs; random topological orders
-// and random permutations; and a reference peak computed by brute force
-// straight from the memory model's definition.
+// control edges, persistent nodes, graph outputs and (on request) views and
+// in-place results; random topological orders and random permutations; and a
+// reference peak computed by brute force straight from the memory model's
+// definition, storages and in-place orders included.
 
 #include "graph_spec.hpp"
 
@@ -23,6 +24,10 @@ struct random_dag_options {
   double persistent_probability = 0.1;
   double live_out_probability = 0.1;
   std::uint64_t max_bytes = 1000;
+  /// Chance that an output of a node with data inputs is a view of one of
+  /// them (half of those in place); an alias has its source's size, as
+  /// in-place results and reshapes do.
+  double alias_probability = 0;
 };
 
 inline graph_spec random_dag(std::mt19937_64& rng, const random_dag_options& o = {}) {
@@ -47,20 +52,87 @@ inline graph_spec random_dag(std::mt19937_64& rng, const random_dag_options& o =
         if (ports > 0) node.inputs.push_back({producer, pick(0, ports - 1)});
       }
       for (std::size_t k = pick(0, o.max_control); k > 0; --k) node.control.push_back(pick(0, i - 1));
+      for (std::size_t p = 0; p < node.outputs.size() && !node.inputs.empty(); ++p) {
+        if (!chance(o.alias_probability)) continue;
+        const auto [source, port] = node.inputs[pick(0, node.inputs.size() - 1)];
+        // A storage is persistent by its root: only a weight's alias is a weight.
+        if (node.persistent && !spec.nodes[source].persistent) continue;
+        node.aliases.push_back({.port = p, .node = source, .node_port = port, .in_place = chance(0.5)});
+        node.outputs[p] = spec.nodes[source].outputs[port];
+      }
     }
     spec.nodes.push_back(std::move(node));
   }
   return spec;
 }
 
-/// Predecessors of each node (data and control), with repeats.
+using tensor = std::pair<std::size_t, std::size_t>;  ///< (node, port)
+
+/// The tensor owning the storage of each output, by node and port: aliases
+/// followed to a tensor that has its own.
+inline std::vector<std::vector<tensor>> storage_roots(const graph_spec& spec) {
+  std::vector<std::vector<tensor>> root(spec.nodes.size());
+  for (std::size_t v = 0; v < spec.nodes.size(); ++v) {
+    for (std::size_t p = 0; p < spec.nodes[v].outputs.size(); ++p) root[v].push_back({v, p});
+    for (const auto& a : spec.nodes[v].aliases) root[v][a.port] = root[a.node][a.node_port];
+  }
+  return root;
+}
+
+/// Pairs (before, after) that in-place writes impose, every one of them: each
+/// node reading a storage keeps its side of each node writing it, as in the
+/// spec's order.
+inline std::vector<std::pair<std::size_t, std::size_t>> brute_force_hazards(const graph_spec& spec) {
+  const auto root = storage_roots(spec);
+  const std::size_t n = spec.nodes.size();
+  const auto touches = [&](std::size_t v, tensor storage) {
+    for (const auto& [u, p] : spec.nodes[v].inputs) {
+      if (root[u][p] == storage) return true;
+    }
+    return false;
+  };
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  for (std::size_t w = 0; w < n; ++w) {
+    for (const auto& a : spec.nodes[w].aliases) {
+      if (!a.in_place) continue;
+      const tensor storage = root[a.node][a.node_port];
+      for (std::size_t v = 0; v < n; ++v) {
+        if (v != w && touches(v, storage)) pairs.push_back(v < w ? std::pair{v, w} : std::pair{w, v});
+      }
+    }
+  }
+  return pairs;
+}
+
+/// Predecessors of each node (data, control and in-place orders), with repeats.
 inline std::vector<std::vector<std::size_t>> predecessors(const graph_spec& spec) {
   std::vector<std::vector<std::size_t>> preds(spec.nodes.size());
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     for (const auto& in : spec.nodes[i].inputs) preds[i].push_back(in.first);
     for (const auto c : spec.nodes[i].control) preds[i].push_back(c);
   }
+  for (const auto& [before, after] : brute_force_hazards(spec)) preds[after].push_back(before);
   return preds;
+}
+
+/// Whether storage `storage` is still needed once the nodes with
+/// done(node) have run: one of its tensors is a graph output, or is read or
+/// defined by a node not done.
+template <class Done>
+bool storage_needed(const graph_spec& spec, const std::vector<std::vector<tensor>>& root, tensor storage,
+                    Done&& done) {
+  for (std::size_t v = 0; v < spec.nodes.size(); ++v) {
+    const auto& node = spec.nodes[v];
+    for (std::size_t p = 0; p < node.outputs.size(); ++p) {
+      if (root[v][p] != storage) continue;
+      if (!done(v) || std::ranges::count(node.live_out, p) > 0) return true;
+    }
+    if (done(v)) continue;
+    for (const auto& [u, p] : node.inputs) {
+      if (root[u][p] == storage) return true;
+    }
+  }
+  return false;
 }
 
 /// A uniformly chosen ready node at every step: a random topological order.
@@ -112,11 +184,12 @@ inline bool brute_force_is_topological(const graph_spec& spec, const std::vector
   return true;
 }
 
-/// The peak by definition: at each step, sum every transient buffer that has
-/// been produced and is still to be read at or after this step (or is a graph
-/// output, or is being produced now).
+/// The peak by definition: at each step, sum every transient storage (by its
+/// root's size) that has been produced and is still to be read or defined at
+/// or after this step (or holds a graph output, or is being produced now).
 inline std::uint64_t brute_force_peak(const graph_spec& spec, const std::vector<std::size_t>& order) {
   const std::size_t n = spec.nodes.size();
+  const auto root = storage_roots(spec);
   std::vector<std::size_t> step(n);
   for (std::size_t t = 0; t < n; ++t) step[order[t]] = t;
   std::uint64_t peak = 0;
@@ -126,12 +199,10 @@ inline std::uint64_t brute_force_peak(const graph_spec& spec, const std::vector<
       const auto& node = spec.nodes[v];
       if (node.persistent || step[v] > t) continue;
       for (std::size_t port = 0; port < node.outputs.size(); ++port) {
-        bool needed = step[v] == t || std::ranges::count(node.live_out, port) > 0;
-        for (std::size_t r = 0; r < n && !needed; ++r) {
-          for (const auto& in : spec.nodes[r].inputs) {
-            if (in.first == v && in.second == port && step[r] >= t) needed = true;
-          }
-        }
+        if (root[v][port] != tensor{v, port}) continue;
+        const bool needed = step[v] == t || storage_needed(spec, root, {v, port}, [&](std::size_t u) {
+                              return step[u] < t;
+                            });
         if (needed) live += node.outputs[port];
       }
     }

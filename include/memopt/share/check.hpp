@@ -90,8 +90,8 @@ inline csr_rows<buffer_id> check_sharing_books(const compact_graph& c, const sha
       out.push_back({sharing_fault::bad_bytes, m.empty() ? 0 : m.front()});
     }
     for (std::size_t k = 1; k < m.size(); ++k) {
-      if (device_of(options, m[k]) != device_of(options, m[0])) {
-        out.push_back({sharing_fault::devices_mixed, m[0], m[k]});
+      if (buffers.owns_storage(m[k]) && device_of(options, m[k]) != device_of(options, buffers.storage[m[0]])) {
+        out.push_back({sharing_fault::devices_mixed, buffers.storage[m[0]], m[k]});
       }
     }
     const auto other_root = [&](buffer_id b) {

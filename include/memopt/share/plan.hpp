@@ -33,8 +33,8 @@ namespace memopt {
 inline constexpr std::size_t no_storage = std::numeric_limits<std::size_t>::max();
 
 struct share_options {
-  std::vector<bool> dont_share;       ///< by buffer id: never recycled (empty: none)
-  std::vector<std::uint32_t> device;  ///< by buffer id: its device (empty: all on one)
+  std::vector<bool> dont_share;       ///< by buffer id: never recycled (empty: none); an alias follows its root
+  std::vector<std::uint32_t> device;  ///< by buffer id: its device (empty: all on one); an alias follows its root
   bool share_graph_inputs = false;    ///< may outputs of vertices without predecessors be recycled?
   std::size_t max_candidates = 64;    ///< free storages dag_share examines per output
   std::size_t max_free = 4096;        ///< free storages dag_share keeps per device (oldest forgotten)
@@ -75,8 +75,10 @@ inline std::uint32_t device_of(const share_options& options, buffer_id b) {
 }
 
 /// True when buffer b may never be recycled: a graph output, a buffer the
-/// caller listed, or (unless options say otherwise) a graph input.
+/// caller listed, or (unless options say otherwise) a graph input. The root of
+/// b's storage decides for the whole storage.
 inline bool is_static(const compact_graph& c, const share_options& options, buffer_id b) {
+  b = c.buffers.storage[b];
   if (c.buffers.live_out[b]) return true;
   if (!options.dont_share.empty() && options.dont_share[b]) return true;
   return !options.share_graph_inputs && c.predecessors.size(c.buffers.owner[b]) == 0;
