@@ -7,11 +7,14 @@
 //   valid for any order a DAG executor picks; only storages holding two or
 //   more blobs are renamed, <namescope>__m<k>_shared, k in storage order.
 //
-// The net becomes a tensor graph with one buffer per blob name: its producer
-// is the first op writing it; an op reading a blob depends on the last op
-// that wrote it, and an op writing it again (in place) depends on the
-// previous writer and on the readers since, so every version lives in one
-// storage. Blobs read but never written are graph inputs. Devices: a blob
+// The net becomes a tensor graph with one storage per blob name: its root is
+// the first op's output writing it; an op writing it again (in place, as
+// Relu with the same blob in and out) has an output that shares that storage
+// (tensor_output::shares, in_place) and reads the version it overwrites, and
+// later readers read the newest version. memopt's memory model then orders
+// every reader and writer of a blob as the net does (graph/storage.hpp), and
+// every version lives in the blob's one storage. Blobs read but never written
+// are graph inputs. Devices: a blob
 // lives on its producer's device, except that CopyGPUToCPU produces on the
 // CPU; no storage mixes devices. Static blobs (external inputs and outputs,
 // the don't-share list) keep their names.
@@ -60,11 +63,11 @@ using blob_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::direct
 
 /// A net as a tensor graph: vertices are the external blobs read (first
 /// read first), then the ops in order; buffer ids in that order, ports in
-/// output order.
+/// output order (a rewritten blob is one more port of its writer).
 struct net_graph {
   blob_graph g;
   std::size_t first_op = 0;  ///< vertex of op 0
-  std::unordered_map<std::string, buffer_id> buffer_of;
+  std::unordered_map<std::string, buffer_id> buffer_of;  ///< the root of each blob's storage
   std::vector<std::uint32_t> device;  ///< by buffer
   std::vector<bool> fixed;            ///< by buffer: a static blob
 };
@@ -171,50 +174,43 @@ inline void check_same_computation(const net_def& net, const std::vector<op_def>
   net_graph r;
   r.first_op = inputs.size();
   r.g = blob_graph(inputs.size() + net.op.size());
-  struct blob_state {
-    std::size_t owner, port, last_writer;
-    std::vector<std::size_t> readers_since;  ///< since the last write
-  };
-  std::unordered_map<std::string, blob_state> state;
+  std::unordered_map<std::string, buffer_ref<std::size_t>> version;  // each blob's newest tensor
   detail::device_numbers device_number;
   buffer_id next = 0;
-  const auto own = [&](const std::string& blob, std::size_t v, std::uint64_t bytes, std::uint32_t device) {
-    const std::size_t port = r.g[v].outputs.size();
-    r.g[v].outputs.push_back({.bytes = bytes});
-    state[blob] = {v, port, v, {}};
-    r.buffer_of[blob] = next++;
+  const auto add_output = [&](std::size_t v, tensor_output output, std::uint32_t device) {
+    r.g[v].outputs.push_back(output);
     r.device.push_back(device);
+    ++next;
+    return buffer_ref<std::size_t>{v, r.g[v].outputs.size() - 1};
+  };
+  const auto own = [&](const std::string& blob, std::size_t v, std::uint64_t bytes, std::uint32_t device) {
+    r.buffer_of[blob] = next;
+    version[blob] = add_output(v, {.bytes = bytes}, device);
   };
   const auto bytes_of = [&](const std::string& blob) {
     const auto it = options.blob_bytes.find(blob);
     return it == options.blob_bytes.end() ? std::uint64_t{0} : it->second;
   };
   for (std::size_t k = 0; k < inputs.size(); ++k) own(inputs[k], k, bytes_of(inputs[k]), 0);
-  const auto control = [&](std::size_t from, std::size_t to) {
-    if (from != to) add_edge(from, to, tensor_edge{.control = true}, r.g);
-  };
   for (std::size_t i = 0; i < net.op.size(); ++i) {
     const std::size_t v = r.first_op + i;
     const op_def& op = net.op[i];
     for (const auto& blob : op.input) {
-      auto& s = state.at(blob);
-      add_edge(s.owner, v, tensor_edge{.port = s.port}, r.g);
-      if (s.last_writer != s.owner) control(s.last_writer, v);
-      s.readers_since.push_back(v);
+      const auto read = version.at(blob);
+      add_edge(read.vertex, v, tensor_edge{.port = read.port}, r.g);
     }
     const device_option made_on = op.type == "CopyGPUToCPU" ? device_option{} : op.device;
     for (const auto& blob : op.output) {
-      const auto it = state.find(blob);
-      if (it == state.end()) {
+      const auto it = version.find(blob);
+      if (it == version.end()) {
         own(blob, v, bytes_of(blob), device_number(made_on));
         continue;
       }
-      auto& s = it->second;  // written again: every version in one storage
-      if (s.owner != v) add_edge(s.owner, v, tensor_edge{.port = s.port}, r.g);
-      control(s.last_writer, v);
-      for (const std::size_t reader : s.readers_since) control(reader, v);
-      s.last_writer = v;
-      s.readers_since.clear();
+      const auto overwritten = it->second;  // written again: a new version in the same storage
+      if (overwritten.vertex == v) continue;
+      add_edge(overwritten.vertex, v, tensor_edge{.port = overwritten.port}, r.g);
+      it->second = add_output(v, {.bytes = bytes_of(blob), .shares = shared_storage<std::size_t>{overwritten, true}},
+                              r.device[r.buffer_of.at(blob)]);
     }
   }
 
@@ -226,8 +222,8 @@ inline void check_same_computation(const net_def& net, const std::vector<op_def>
     }
   }
   for (const auto& blob : net.external_output) {
-    if (const auto it = state.find(blob); it != state.end()) {
-      r.g[it->second.owner].outputs[it->second.port].live_out = true;
+    if (const auto it = version.find(blob); it != version.end()) {
+      r.g[it->second.vertex].outputs[it->second.port].live_out = true;
     }
   }
   return r;

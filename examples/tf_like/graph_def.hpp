@@ -15,6 +15,12 @@
 // A GraphDef node has as many outputs as its highest port read plus one (at
 // least one). Every defect, a cycle included, is an io::format_error naming
 // the node.
+//
+// Storages, where TF shares a buffer instead of making one: the k-th
+// reference output (ref_outputs) is the k-th reference input (ref_inputs),
+// written in place unless the op only forwards it; and the forwarding ops
+// (Identity, RefIdentity, StopGradient, PreventGradient, Reshape, Squeeze,
+// ExpandDims) output a view of their first data input.
 
 #include <io/graph_file.hpp>
 
@@ -157,6 +163,29 @@ inline std::vector<std::size_t> reference_inputs(const nlohmann::json& attrs, co
   return inputs;
 }
 
+/// Ops whose output 0 is their first data input's buffer (TF forwards it).
+inline bool forwards_input(const std::string& op) {
+  static const std::vector<std::string> forwarding = {"Identity",        "RefIdentity", "StopGradient",
+                                                      "PreventGradient", "Reshape",     "Squeeze",
+                                                      "ExpandDims"};
+  return std::ranges::find(forwarding, op) != forwarding.end();
+}
+
+/// Declares the storages TF shares (see the header comment) on node `v`,
+/// whose data inputs read `sources` in order.
+inline void share_forwarded_storage(graph& g, std::size_t v, const nlohmann::json& attrs,
+                                    const std::vector<buffer_ref<std::size_t>>& sources) {
+  node& n = g[v];
+  const bool forwards = forwards_input(n.op);
+  if (forwards && !sources.empty()) n.outputs[0].shares = shared_storage<std::size_t>{sources[0], false};
+  const auto ref_inputs = index_list(attrs, "ref_inputs", n.name);
+  const auto ref_outputs = index_list(attrs, "ref_outputs", n.name);
+  for (std::size_t k = 0; k < std::min(ref_inputs.size(), ref_outputs.size()); ++k) {
+    if (ref_outputs[k] >= n.outputs.size()) continue;  // refused by the caller
+    n.outputs[ref_outputs[k]].shares = shared_storage<std::size_t>{sources.at(ref_inputs[k]), !forwards};
+  }
+}
+
 inline void require_acyclic_named(const graph& g) {
   if (const auto cycle = find_cycle(g)) {
     std::string text = "the graph has a cycle: ";
@@ -194,6 +223,7 @@ inline void require_acyclic_named(const graph& g) {
     if (const auto it = spec.find("attr"); it != spec.end()) detail::read_attrs(n, *it);
     add_vertex(std::move(n), g);
   }
+  std::vector<std::vector<buffer_ref<std::size_t>>> all_sources;  // data inputs of each node
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const auto& name = g[i].name;
     const auto attrs = nodes[i].value("attr", nlohmann::json::object());
@@ -201,6 +231,7 @@ inline void require_acyclic_named(const graph& g) {
     const auto inputs = nodes[i].value("input", nlohmann::json::array());
     if (!inputs.is_array()) throw format_error(name, "\"input\" must be a list");
     std::size_t data_inputs = 0;
+    std::vector<buffer_ref<std::size_t>> sources;
     for (const auto& input : inputs) {
       if (!input.is_string()) throw format_error(name, "input " + input.dump() + " is not a string");
       std::string text = input;
@@ -227,15 +258,21 @@ inline void require_acyclic_named(const graph& g) {
         e.reference = std::ranges::count(references, data_inputs++) > 0;
         auto& outputs = g[producer->second].outputs;
         if (outputs.size() <= port) outputs.resize(port + 1);
+        sources.push_back({producer->second, port});
       }
       add_edge(producer->second, i, e, g);
     }
     if (std::ranges::any_of(references, [&](std::size_t k) { return k >= data_inputs; })) {
       throw format_error(name, "ref_inputs/resource_inputs name an input it does not have");
     }
+    all_sources.push_back(std::move(sources));
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (g[i].outputs.empty()) g[i].outputs.resize(1);
+    for (const auto port : g[i].reference_outputs) {
+      if (port >= g[i].outputs.size()) g[i].outputs.resize(port + 1);
+    }
+    detail::share_forwarded_storage(g, i, nodes[i].value("attr", nlohmann::json::object()), all_sources[i]);
   }
   detail::require_acyclic_named(g);
   return g;

@@ -77,6 +77,30 @@ TEST_CASE("inference: in-place ops keep every version of a blob in one storage")
                          "__m1_shared -> __m1_shared | __m1_shared -> __m0_shared | __m0_shared -> out");
 }
 
+TEST_CASE("to_graph: an in-place op is a storage alias, and the memory model orders the blob's readers") {
+  const auto net = c2::parse_net(std::string(R"({"op": [
+      {"type": "FC", "input": ["X"], "output": ["a"]},
+      {"type": "Copy", "input": ["a"], "output": ["k"]},
+      {"type": "Relu", "input": ["a"], "output": ["a"]},
+      {"type": "Sum", "input": ["a", "k"], "output": ["out"]}],
+    "external_input": ["X"], "external_output": ["out"]})"));
+  c2::memonger_options options;
+  options.blob_bytes = {{"X", 1}, {"a", 10}, {"k", 10}, {"out", 10}};
+  const auto graph = c2::to_graph(net, options);
+  // Vertices: X, FC, Copy, Relu, Sum. Relu's output lives in FC's storage.
+  const auto& g = graph.g;
+  REQUIRE(g[3].outputs.size() == 1);
+  CHECK(g[3].outputs[0].shares == memopt::shared_storage<std::size_t>{{1, 0}, true});
+  const auto table = memopt::make_buffer_table(g);
+  CHECK(table.aliased == 1);
+  CHECK(graph.buffer_of.at("a") == table.storage[table.id(3, 0)]);
+  // Copy reads a before Relu overwrites it: the model keeps it so.
+  CHECK(memopt::storage_hazards(g, table) == std::vector<memopt::storage_hazard>{{2, 3}, {3, 4}});
+  CHECK_FALSE(memopt::is_topological_order(g, std::vector<std::size_t>{0, 1, 3, 2, 4}));
+  const auto live = memopt::liveness(g, memopt::program_order(g));
+  CHECK(live.peak_bytes == 10 + 10 + 10);  // a's storage, k and out at the Sum
+}
+
 TEST_CASE("inference: don't-share blobs keep their names and storages") {
   const auto r = c2::optimize_inference_net(load("chain.json"), {.dont_share = {"b"}});
   // b stays: c takes a's storage, d a new one.
