@@ -57,7 +57,8 @@ enum class order_fault {
   duplicate,          ///< `vertex` appears twice
   missing,            ///< `vertex` does not appear
   before_predecessor, ///< `vertex` comes before its predecessor `other`
-  storage_order       ///< `vertex` comes before `other`, which an in-place write orders first
+  write_too_early,    ///< `vertex` overwrites in place a storage `other` uses first in the graph's order
+  read_too_early      ///< `vertex` uses a storage before `other` overwrites it, against the graph's order
 };
 
 /// A sequence given as a schedule is not a topological order of the graph.
@@ -70,7 +71,7 @@ class not_topological_error : public error {
         other(other_vertex) {}
   order_fault fault;
   std::size_t vertex;
-  std::size_t other;  ///< the vertex that must come first (before_predecessor, storage_order)
+  std::size_t other;  ///< the vertex that must come first (before_predecessor, *_too_early)
   [[nodiscard]] std::string describe(const vertex_namer& name) const override {
     return message(fault, vertex, other, name);
   }
@@ -85,10 +86,12 @@ class not_topological_error : public error {
       case order_fault::missing: return "the order never runs " + name(v);
       case order_fault::before_predecessor:
         return "the order runs " + name(v) + " before its predecessor " + name(u);
-      case order_fault::storage_order:
-        return "the order runs " + name(v) + " before " + name(u) +
-               ", but one of them overwrites in place a storage the other uses, so " + name(u) +
-               " must come first";
+      case order_fault::write_too_early:
+        return "the order runs " + name(v) + " before " + name(u) + ", but " + name(v) +
+               " overwrites in place a storage that " + name(u) + " uses first in the graph's order";
+      case order_fault::read_too_early:
+        return "the order runs " + name(v) + " before " + name(u) + ", but " + name(v) +
+               " uses a storage after " + name(u) + " overwrites it in place in the graph's order";
     }
     return "the order is not topological";
   }

@@ -95,7 +95,7 @@ TEST_CASE("to_graph: an in-place op is a storage alias, and the memory model ord
   CHECK(table.aliased == 1);
   CHECK(graph.buffer_of.at("a") == table.storage[table.id(3, 0)]);
   // Copy reads a before Relu overwrites it: the model keeps it so.
-  CHECK(memopt::storage_hazards(g, table) == std::vector<memopt::storage_hazard>{{2, 3}, {3, 4}});
+  CHECK(memopt::storage_hazards(g, table) == std::vector<memopt::storage_hazard>{{2, 3, true}, {3, 4, false}});
   CHECK_FALSE(memopt::is_topological_order(g, std::vector<std::size_t>{0, 1, 3, 2, 4}));
   const auto live = memopt::liveness(g, memopt::program_order(g));
   CHECK(live.peak_bytes == 10 + 10 + 10);  // a's storage, k and out at the Sum

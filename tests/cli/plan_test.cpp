@@ -95,6 +95,24 @@ TEST_CASE("peak --order: evaluates another order and refuses a bad one naming th
   check_refused(plan("peak " + diamond + " --order /nonexistent/order.txt"), "cannot open order file");
 }
 
+TEST_CASE("peak --order: an order against an in-place write is refused naming both ops, unless --no-alias") {
+  const auto file = write_temp("hazard.json", graph_with(
+      R"({"name": "x", "outputs": [100]},
+         {"name": "r", "outputs": [1000], "inputs": ["x:0"]},
+         {"name": "w", "outputs": [100], "inputs": ["x:0"], "attrs": {"inplace": true, "alias": "x:0"}},
+         {"name": "s", "outputs": [1], "inputs": ["r:0", "w:0"]})"));
+  const auto early = write_temp("early.txt", "x\nw\nr\ns\n");
+  check_refused(plan("peak " + file.string() + " --order " + early.string()),
+                "the order runs 'w' before 'r', but 'w' overwrites in place a storage that 'r' uses first");
+  const auto apart = plan("peak " + file.string() + " --order " + early.string() + " --no-alias");
+  REQUIRE(apart.status == 0);
+  CHECK(nlohmann::json::parse(apart.out)["peak_bytes"] == 1200);
+  const auto best = nlohmann::json::parse(plan("schedule " + file.string() + " --algo exact").out);
+  CHECK(best["order"] == nlohmann::json::array({"x", "r", "w", "s"}));
+  CHECK(best["peak_bytes"] == 1101);
+  CHECK(best["proved_optimal"] == true);
+}
+
 TEST_CASE("report: a readable table for a person") {
   const auto r = plan("report " + data_dir + "/resnet18_train_b32.json");
   REQUIRE(r.status == 0);

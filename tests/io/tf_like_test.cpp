@@ -25,7 +25,7 @@ TEST_CASE("read_graph_def: Assign writes its reference in place, Identity forwar
   CHECK(table.aliased == 2);
   // read and use touch v before the Assign overwrites it; after reads the new value.
   CHECK(memopt::storage_hazards(g, table) ==
-        std::vector<memopt::storage_hazard>{{2, 4}, {3, 4}, {4, 5}});
+        std::vector<memopt::storage_hazard>{{2, 4, true}, {3, 4, true}, {4, 5, false}});
   CHECK_FALSE(memopt::is_topological_order(g, std::vector<std::size_t>{0, 1, 4, 2, 3, 5}));
   CHECK(memopt::is_topological_order(g, memopt::program_order(g)));
 }

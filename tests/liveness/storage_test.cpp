@@ -139,18 +139,18 @@ TEST_CASE_TEMPLATE("storage: an in-place op's source read again later lives to t
   CHECK(table.in_place == std::vector<bool>{false, true, false, false, false});
   // The write orders its readers: a (through r) and b (through x) after it.
   CHECK(memopt::storage_hazards(g, table, mt::index_map(g)) ==
-        std::vector<memopt::storage_hazard>{{1, 2}, {1, 3}});
+        std::vector<memopt::storage_hazard>{{1, 2, false}, {1, 3, false}});
   // Reading x before the write would read other values: refused, both named.
   const auto e = refusal<G>(read_after_write(), {0, 3, 1, 2, 4});
-  CHECK(e.fault == order_fault::storage_order);
+  CHECK(e.fault == order_fault::read_too_early);
   CHECK(e.vertex == 3);
   CHECK(e.other == 1);
   CHECK(std::string(e.what()) ==
-        "the order runs vertex 3 before vertex 1, but one of them overwrites in place a storage the "
-        "other uses, so vertex 1 must come first");
+        "the order runs vertex 3 before vertex 1, but vertex 3 uses a storage after vertex 1 "
+        "overwrites it in place in the graph's order");
   const auto violations =
       memopt::check_topological_order(g, mt::to_vertices<G>(vertex, {0, 3, 1, 2, 4}), mt::index_map(g));
-  CHECK(violations == std::vector<memopt::order_violation>{{order_fault::storage_order, 3, 1}});
+  CHECK(violations == std::vector<memopt::order_violation>{{order_fault::read_too_early, 3, 1}});
 }
 
 TEST_CASE_TEMPLATE("storage: no scheduler moves a reader after the write that overwrites what it reads", G,
@@ -159,9 +159,12 @@ TEST_CASE_TEMPLATE("storage: no scheduler moves a reader after the write that ov
   const auto index = mt::index_map(g);
   CHECK(program_peak<G>(write_after_read()) == 1600);
   const auto e = refusal<G>(write_after_read(), {0, 1, 3, 2, 4});
-  CHECK(e.fault == order_fault::storage_order);
+  CHECK(e.fault == order_fault::write_too_early);
   CHECK(e.vertex == 3);
   CHECK(e.other == 2);
+  CHECK(std::string(e.what()) ==
+        "the order runs vertex 3 before vertex 2, but vertex 3 overwrites in place a storage that "
+        "vertex 2 uses first in the graph's order");
   const auto check = [&](const auto& r) {
     CHECK(memopt::is_topological_order(g, std::span<const memopt::vertex_t<G>>(r.order), index));
     CHECK(r.peak_bytes == 1600);

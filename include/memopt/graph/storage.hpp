@@ -32,7 +32,13 @@ namespace memopt {
 struct storage_hazard {
   std::size_t before = 0;
   std::size_t after = 0;
+  bool after_writes = true;  ///< `after` is the write (else `before` is, and `after` reads)
   friend bool operator==(const storage_hazard&, const storage_hazard&) = default;
+
+  /// The fault of an order that runs `after` first.
+  [[nodiscard]] order_fault fault() const noexcept {
+    return after_writes ? order_fault::write_too_early : order_fault::read_too_early;
+  }
 };
 
 namespace detail {
@@ -52,12 +58,12 @@ inline void order_accesses(std::span<const storage_access> accesses, std::vector
   std::size_t last_write = none;
   std::vector<std::size_t> readers_since;  // readers after last_write (or from the start)
   for (const storage_access& a : accesses) {
-    if (last_write != none) out.push_back({last_write, a.vertex});
+    if (last_write != none) out.push_back({last_write, a.vertex, a.writes});
     if (!a.writes) {
       readers_since.push_back(a.vertex);
       continue;
     }
-    for (const std::size_t r : readers_since) out.push_back({r, a.vertex});
+    for (const std::size_t r : readers_since) out.push_back({r, a.vertex, true});
     readers_since.clear();
     last_write = a.vertex;
   }

@@ -72,7 +72,7 @@ std::vector<std::size_t> positions_of(const G& g, std::span<const vertex_t<G>> o
 /// Every way `order` fails to be a topological order of g (empty = valid):
 /// unknown, duplicate and missing vertices, each edge u -> v with v run
 /// before u (reported once per edge) and, on a tensor graph, each storage
-/// hazard broken (storage_order).
+/// hazard broken (write_too_early, read_too_early).
 template <dag G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] std::vector<order_violation> check_topological_order(
     const G& g, std::span<const vertex_t<G>> order, Index index = {}) {
@@ -93,7 +93,7 @@ template <dag G, vertex_index_map<G> Index = identity_index>
     const auto runs = [&](std::size_t i) { return i < step.size() && step[i] != unscheduled; };
     for (const auto& h : storage_hazards(g, make_buffer_table(g, index), index)) {
       if (runs(h.before) && runs(h.after) && step[h.after] <= step[h.before]) {
-        report(order_violation{order_fault::storage_order, h.after, h.before});
+        report(order_violation{h.fault(), h.after, h.before});
       }
     }
   }

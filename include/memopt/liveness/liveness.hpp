@@ -102,7 +102,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   }
   for (const storage_hazard& h : storage_hazards(g, buffers, index)) {
     if (step[h.after] <= step[h.before]) {
-      throw not_topological_error(order_fault::storage_order, h.after, h.before);
+      throw not_topological_error(h.fault(), h.after, h.before);
     }
   }
   if (buffers.aliased > 0) {
