@@ -13,7 +13,7 @@
 //
 // It also checks what buffer_table cannot without the edges: every alias names
 // a tensor its own vertex reads (bad_alias_error otherwise). O(V + E + A log A)
-// for A accesses to overwritten storages; O(V) for a graph without aliases.
+// for A accesses to overwritten storages; O(1) for a graph without aliases.
 
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
@@ -81,27 +81,29 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   if (table.aliased == 0) return {};
   const std::size_t n = table.num_vertices();
 
-  // Every alias must be read by its own vertex: (source, reader) claims.
-  struct claim {
-    buffer_id source;
-    std::size_t reader;
-    buffer_id alias;
-  };
-  std::vector<claim> claims;
+  // Every alias must be read by its own vertex: a claim per alias, found in
+  // buffer order, so by reader (the alias's owner), in rows by vertex.
+  std::vector<std::size_t> first_claim(n + 1, 0);
   std::vector<bool> overwritten(table.size(), false);  // by root
-  std::vector<std::pair<buffer_id, std::size_t>> writers;  // (root, vertex)
   for (buffer_id b = 0; b < table.size(); ++b) {
     if (table.shares[b] == no_buffer) continue;
-    claims.push_back({table.shares[b], table.owner[b], b});
-    if (table.in_place[b]) {
-      overwritten[table.storage[b]] = true;
-      writers.emplace_back(table.storage[b], table.owner[b]);
-    }
+    ++first_claim[table.owner[b] + 1];
+    if (table.in_place[b]) overwritten[table.storage[b]] = true;
   }
-  const auto claim_key = [](const claim& c) { return std::pair(c.source, c.reader); };
-  std::ranges::sort(claims, {}, claim_key);
-  std::ranges::sort(writers);
-  std::vector<bool> found(claims.size(), false);
+  for (std::size_t v = 0; v < n; ++v) first_claim[v + 1] += first_claim[v];
+  std::vector<buffer_id> claim_alias;  // by claim, in reader order
+  claim_alias.reserve(first_claim[n]);
+  for (buffer_id b = 0; b < table.size(); ++b) {
+    if (table.shares[b] != no_buffer) claim_alias.push_back(b);
+  }
+  std::vector<bool> found(claim_alias.size(), false);
+  // Does vertex j write storage `root` in place?
+  const auto writes = [&](std::size_t j, buffer_id root) {
+    for (buffer_id b = table.first[j]; b < table.first[j + 1]; ++b) {
+      if (table.in_place[b] && table.storage[b] == root) return true;
+    }
+    return false;
+  };
 
   std::vector<std::size_t> position(n);
   std::size_t next = 0;
@@ -116,19 +118,17 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       const std::size_t port = traits::port(g, e);
       if (port >= table.num_outputs(i)) throw bad_port_error(i, j, port, table.num_outputs(i));
       const buffer_id b = table.id(i, port);
-      const auto [lo, hi] = std::ranges::equal_range(claims, std::pair(b, j), {}, claim_key);
-      for (auto it = lo; it != hi; ++it) found[static_cast<std::size_t>(it - claims.begin())] = true;
-      const buffer_id root = table.storage[b];
-      if (overwritten[root]) {
-        const bool writes = std::ranges::binary_search(writers, std::pair(root, j));
-        accesses.push_back({root, position[j], j, writes});
+      for (std::size_t k = first_claim[j]; k < first_claim[j + 1]; ++k) {
+        if (table.shares[claim_alias[k]] == b) found[k] = true;
       }
+      const buffer_id root = table.storage[b];
+      if (overwritten[root]) accesses.push_back({root, position[j], j, writes(j, root)});
     }
   }
-  for (std::size_t k = 0; k < claims.size(); ++k) {
+  for (std::size_t k = 0; k < claim_alias.size(); ++k) {
     if (found[k]) continue;
-    const buffer_id b = claims[k].alias;
-    const buffer_id s = claims[k].source;
+    const buffer_id b = claim_alias[k];
+    const buffer_id s = table.shares[b];
     throw bad_alias_error(alias_fault::not_an_input, table.owner[b], table.port_of(b),
                           table.owner[s], table.port_of(s));
   }
