@@ -1,6 +1,8 @@
 #pragma once
 // memopt-plan schedule GRAPH --algo NAME [--time-limit SECONDS]
-// One JSON object: graph, algo, peak_bytes, lower_bound_bytes, proved_optimal
+// One JSON object: graph, algo, method (what produced the order: the
+// scheduler, or for exact and best the seed heuristic or "exact" when the
+// search beat every seed), peak_bytes, lower_bound_bytes, proved_optimal
 // (peak_bytes == lower_bound_bytes), seconds, order (node names, in order).
 
 #include "command.hpp"
@@ -34,6 +36,7 @@ inline command add_schedule_command(CLI::App& app) {
               nlohmann::ordered_json out;
               out["graph"] = g[boost::graph_bundle].name;
               out["algo"] = opts->algo;
+              out["method"] = r.method;
               out["peak_bytes"] = r.peak_bytes;
               out["lower_bound_bytes"] = r.lower_bound_bytes;
               out["proved_optimal"] = r.peak_bytes == r.lower_bound_bytes;

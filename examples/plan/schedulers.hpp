@@ -22,6 +22,7 @@ inline constexpr double exact_default_seconds = 60.0;
 inline constexpr double best_default_seconds = 3.0;
 
 struct scheduled {
+  std::string method;  ///< what produced the order (a scheduler's name, or "exact")
   std::vector<std::size_t> order;
   std::uint64_t peak_bytes = 0;
   std::uint64_t lower_bound_bytes = 0;  ///< the search's bound, or the static one
@@ -35,6 +36,7 @@ inline scheduled run_scheduler(const io::file_graph& g, std::string_view name,
   const auto started = std::chrono::steady_clock::now();
   schedule_result<io::file_graph> r;
   if (name == "program") {
+    r.method = "program";
     r.order = program_order(g);
     r.peak_bytes = liveness(g, r.order).peak_bytes;
   } else if (name == "list") {
@@ -59,6 +61,7 @@ inline scheduled run_scheduler(const io::file_graph& g, std::string_view name,
   }
   scheduled out;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  out.method = r.method;
   out.order.assign(r.order.begin(), r.order.end());
   out.peak_bytes = r.peak_bytes;
   out.lower_bound_bytes = r.lower_bound_bytes > 0 ? r.lower_bound_bytes : lower_bound(g);

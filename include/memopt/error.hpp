@@ -148,6 +148,41 @@ class size_overflow_error : public error {
   }
 };
 
+/// What is wrong with a vertex index map.
+enum class index_fault {
+  out_of_range,  ///< an index at or beyond the vertex count
+  repeated       ///< two vertices share an index
+};
+
+/// The vertex index map a caller passed is not a one-to-one map onto
+/// [0, vertex_count): the vertex at `position` of vertices(g) gets `index`
+/// (for repeated, as the vertex at `other_position` did). The vertices are
+/// named by position, since their indices are what is wrong.
+class bad_index_error : public error {
+ public:
+  bad_index_error(index_fault why, std::size_t at, std::size_t bad_index, std::size_t count,
+                  std::size_t other_at = 0)
+      : error(message(why, at, bad_index, count, other_at)), fault(why), position(at),
+        index(bad_index), vertex_count(count), other_position(other_at) {}
+  index_fault fault;
+  std::size_t position;
+  std::size_t index;
+  std::size_t vertex_count;
+  std::size_t other_position;
+  [[nodiscard]] std::string describe(const vertex_namer&) const override { return what(); }
+
+ private:
+  static std::string message(index_fault why, std::size_t at, std::size_t index, std::size_t count,
+                             std::size_t other_at) {
+    const std::string text = "the vertex index map gives the vertex at position " + std::to_string(at) +
+                             " of vertices(g) index " + std::to_string(index);
+    if (why == index_fault::out_of_range) {
+      return text + ", outside [0, " + std::to_string(count) + ") (a 1-based map?)";
+    }
+    return text + ", as it gave the vertex at position " + std::to_string(other_at) + ": not one-to-one";
+  }
+};
+
 /// What is wrong with an output's storage alias (tensor_traits::shares_storage_of).
 enum class alias_fault {
   unknown_source,  ///< the source vertex is not in the graph

@@ -52,6 +52,29 @@ TEST_CASE_TEMPLATE("exact_schedule: the optimum of every hand-checked graph, pro
   }
 }
 
+TEST_CASE("schedules name their method: the scheduler, the seed exact kept, or exact") {
+  const auto [g, vertex] = mt::build<mt::vec_graph>(mt::greedy_trap());
+  CHECK(memopt::dfs_schedule(g).method == "dfs");
+  CHECK(memopt::list_schedule(g).method == "list");
+  CHECK(memopt::list_schedule(g, memopt::least_live_after_priority{}).method == "least-live-after");
+  CHECK(memopt::best_of(g, memopt::list_scheduler<memopt::least_live_after_priority>{}).candidates[0].name ==
+        "least-live-after");
+  const auto heuristics = memopt::best_heuristic(g);
+  CHECK(heuristics.method == heuristics.candidates[heuristics.chosen].name);
+  const auto exact = memopt::exact_schedule(g);
+  CHECK(exact.candidates.size() == heuristics.candidates.size() + 1);
+  CHECK(exact.candidates.back().name == "exact");
+  CHECK(exact.proved_optimal);
+  // A seed already at the optimum keeps the order: the search found nothing lower.
+  if (heuristics.peak_bytes == 14) {
+    CHECK(exact.method == heuristics.method);
+    CHECK(exact.chosen == heuristics.chosen);
+  } else {
+    CHECK(exact.method == "exact");
+    CHECK(exact.chosen == heuristics.candidates.size());
+  }
+}
+
 TEST_CASE_TEMPLATE("list_schedule: the least-live-after greedy gives the README's greedy column", G, ALL_GRAPH_TYPES) {
   // examples/data/small/README.md: ties by smaller step memory, then file order.
   const std::pair<mt::graph_spec (*)(), std::uint64_t> greedy[] = {

@@ -30,6 +30,7 @@
 #include <memopt/colocate/devices.hpp>
 #include <memopt/error.hpp>
 #include <memopt/graph/concepts.hpp>
+#include <memopt/graph/index_map.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -225,8 +226,7 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
                                      const placement_options& options = {}, Index index = {}) {
   if (devices.empty()) throw no_devices_error();
   const std::size_t n = num_vertices(g);
-  std::vector<vertex_t<G>> vertex_at(n);
-  for (const auto v : boost::make_iterator_range(vertices(g))) vertex_at[index(v)] = v;
+  const auto vertex_at = vertices_by_index(g, index);
   const auto edges = detail::collect_data_edges<G, Traits>(g, index);
   const auto is_generator = [&](std::size_t i) {
     return edges.in_degree[i] == 0 && Traits::num_outputs(g, vertex_at[i]) == 1 &&
@@ -418,12 +418,9 @@ template <dag G, class Traits = placement_traits<G>, vertex_index_map<G> Index =
   if (result.device.size() != n || result.group.size() != n) {
     return {{placement_fault::bad_device, std::min(result.device.size(), result.group.size())}};
   }
-  std::vector<vertex_t<G>> vertex_at(n);
+  const auto vertex_at = vertices_by_index(g, index);
   std::unordered_map<std::string_view, std::size_t> named;
-  for (const auto v : boost::make_iterator_range(vertices(g))) {
-    vertex_at[index(v)] = v;
-    named.emplace(Traits::name(g, v), index(v));
-  }
+  for (std::size_t i = 0; i < n; ++i) named.emplace(Traits::name(g, vertex_at[i]), i);
   std::vector<std::size_t> first_of_group(n, n);
   for (std::size_t i = 0; i < n; ++i) {
     const auto v = vertex_at[i];

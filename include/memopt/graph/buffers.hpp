@@ -14,6 +14,7 @@
 
 #include <memopt/error.hpp>
 #include <memopt/graph/concepts.hpp>
+#include <memopt/graph/index_map.hpp>
 #include <memopt/graph/tensor_traits.hpp>
 
 #include <cstddef>
@@ -81,10 +82,12 @@ inline void resolve_storage_roots(buffer_table& table) {
 
 }  // namespace detail
 
-/// The buffers of g, with vertex `v` numbered index(v).
+/// The buffers of g, with vertex `v` numbered index(v). Throws
+/// bad_index_error for an index map that is not one-to-one onto [0, n).
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] buffer_table make_buffer_table(const G& g, Index index = {}) {
   using traits = tensor_traits<G>;
+  require_index_map(g, index);
   const std::size_t n = num_vertices(g);
   buffer_table table;
   table.first.assign(n + 1, 0);

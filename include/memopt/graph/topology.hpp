@@ -7,6 +7,7 @@
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/concepts.hpp>
+#include <memopt/graph/index_map.hpp>
 #include <memopt/graph/storage.hpp>
 #include <memopt/graph/tensor_traits.hpp>
 
@@ -76,6 +77,7 @@ std::vector<std::size_t> positions_of(const G& g, std::span<const vertex_t<G>> o
 template <dag G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] std::vector<order_violation> check_topological_order(
     const G& g, std::span<const vertex_t<G>> order, Index index = {}) {
+  require_index_map(g, index);
   std::vector<order_violation> violations;
   const auto report = [&](const order_violation& v) { violations.push_back(v); };
   const auto step = detail::positions_of(g, order, index, report);
@@ -118,6 +120,7 @@ template <dag G, vertex_index_map<G> Index = identity_index>
     vertex_t<G> v;
     out_edge_iterator next, end;
   };
+  require_index_map(g, index);
   std::vector<color> colors(num_vertices(g), color::white);
   std::vector<frame> stack;
   for (const auto root : boost::make_iterator_range(vertices(g))) {

@@ -13,6 +13,7 @@
 // share_offsets to give each member its root's offset. O(V + buffers).
 
 #include <memopt/graph/concepts.hpp>
+#include <memopt/graph/index_map.hpp>
 #include <memopt/graph/tensor_traits.hpp>
 #include <memopt/heap/problem.hpp>
 #include <memopt/liveness/liveness.hpp>
@@ -35,8 +36,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   std::vector<buffer_id> by_step(table.size());
   std::iota(by_step.begin(), by_step.end(), buffer_id{0});
   std::ranges::stable_sort(by_step, {}, [&](buffer_id b) { return live.intervals[b].first; });
-  std::vector<vertex_t<G>> vertex_of(table.num_vertices());
-  for (const auto v : boost::make_iterator_range(vertices(g))) vertex_of[index(v)] = v;
+  const auto vertex_of = vertices_by_index(g, index);
   for (const buffer_id b : by_step) {
     if (table.persistent[b]) continue;
     const auto alias = traits::alias_of(g, vertex_of[table.owner[b]], table.port_of(b));

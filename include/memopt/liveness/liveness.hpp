@@ -68,12 +68,12 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] liveness_result liveness(const G& g, std::span<const vertex_t<G>> order,
                                        Index index = {}) {
   using traits = tensor_traits<G>;
+  liveness_result r;
+  r.buffers = make_buffer_table(g, index);  // checks the index map first
   const auto step = detail::positions_of(g, order, index, [](const order_violation& fault) {
     throw not_topological_error(fault.fault, fault.vertex, fault.other);
   });
   const std::size_t n = step.size();
-  liveness_result r;
-  r.buffers = make_buffer_table(g, index);
   const buffer_table& buffers = r.buffers;
 
   r.intervals.resize(buffers.size());

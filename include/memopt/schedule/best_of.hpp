@@ -33,7 +33,7 @@ template <schedule_priority Priority = bytes_freed_priority>
 struct list_scheduler {
   Priority priority{};
   list_options options{};
-  static constexpr std::string_view name() { return "list"; }
+  static constexpr std::string_view name() { return priority_name<Priority>(); }
   std::vector<std::size_t> operator()(const compact_graph& g) const { return list_order(g, priority, options); }
 };
 
@@ -68,6 +68,7 @@ struct candidate_peak {
   double seconds = 0;  ///< the scheduler's own time, evaluation apart
 };
 
+/// method is candidates[chosen].name.
 template <class G>
 struct best_of_result : schedule_result<G> {
   std::size_t chosen = 0;                  ///< index into candidates (the first of equal peaks)
@@ -103,6 +104,7 @@ template <tensor_graph G, vertex_index_map<G> Index, scheduler... S>
     if (best.candidates.size() == 1 || r.peak_bytes < best.peak_bytes) {
       static_cast<schedule_result<G>&>(best) = std::move(r);
       best.chosen = best.candidates.size() - 1;
+      best.method = best.candidates.back().name;
     }
   };
   (run(schedulers), ...);

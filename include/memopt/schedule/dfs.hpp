@@ -131,12 +131,12 @@ inline bool has_readers(const compact_graph& g, std::size_t v) {
 
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> post_order_schedule(const G& g, Index index = {}) {
-  return schedule_with(g, index, post_order_order);
+  return schedule_with(g, index, "post-order", post_order_order);
 }
 
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> dfs_schedule(const G& g, Index index = {}) {
-  return schedule_with(g, index, dfs_order);
+  return schedule_with(g, index, "dfs", dfs_order);
 }
 
 }  // namespace memopt

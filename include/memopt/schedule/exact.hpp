@@ -524,15 +524,25 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
 }
 
 /// The minimum peak over all orders (anytime: see exact_options), starting
-/// from best_heuristic's order, so never above any heuristic's peak.
+/// from best_heuristic's order, so never above any heuristic's peak. The
+/// candidates are the heuristic seeds then "exact", the search itself; chosen
+/// and method say which produced the order (the search only when it found a
+/// lower peak than every seed), proved_optimal whether it is the minimum.
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] best_of_result<G> exact_schedule(const G& g, const exact_options& options = {}, Index index = {}) {
   auto best = best_heuristic(g, index);
   std::vector<std::size_t> start;
   for (const auto v : best.order) start.push_back(index(v));
+  const auto started = std::chrono::steady_clock::now();
   const auto found = exact_order(make_compact_graph(g, index), start, options);
   auto r = evaluate_order(g, vertices_by_index(g, index), found.order, index);
-  if (r.peak_bytes < best.peak_bytes) static_cast<schedule_result<G>&>(best) = std::move(r);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  best.candidates.push_back({"exact", r.peak_bytes, seconds});
+  if (r.peak_bytes < best.peak_bytes) {
+    static_cast<schedule_result<G>&>(best) = std::move(r);
+    best.chosen = best.candidates.size() - 1;
+    best.method = "exact";
+  }
   best.lower_bound_bytes = std::min(found.lower_bound_bytes, best.peak_bytes);
   best.proved_optimal = best.peak_bytes == best.lower_bound_bytes;
   return best;

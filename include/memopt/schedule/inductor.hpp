@@ -267,17 +267,17 @@ class keyed_position_set {
 
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> lpmf_schedule(const G& g, Index index = {}) {
-  return schedule_with(g, index, lpmf_order);
+  return schedule_with(g, index, "lpmf", lpmf_order);
 }
 
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> bfs_schedule(const G& g, Index index = {}) {
-  return schedule_with(g, index, bfs_order);
+  return schedule_with(g, index, "bfs", bfs_order);
 }
 
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> dfs_size_schedule(const G& g, Index index = {}) {
-  return schedule_with(g, index, dfs_size_order);
+  return schedule_with(g, index, "dfs-size", dfs_size_order);
 }
 
 }  // namespace memopt

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <queue>
+#include <string_view>
 #include <vector>
 
 namespace memopt {
@@ -122,8 +123,19 @@ concept schedule_priority = requires(const P& p, const list_state& s, std::size_
   { p(s, v) } -> std::totally_ordered;
 };
 
+/// A priority may name itself (name()); the list scheduler then reports it.
+template <class P>
+constexpr std::string_view priority_name() {
+  if constexpr (requires { P::name(); }) {
+    return P::name();
+  } else {
+    return "list";
+  }
+}
+
 /// XLA's: bytes freed minus bytes defined, then the number of users.
 struct bytes_freed_priority {
+  static constexpr std::string_view name() { return "list"; }
   auto operator()(const list_state& s, std::size_t v) const {
     return std::pair{byte_balance::of(s.bytes_freed(v), s.bytes_defined(v)), s.users(v)};
   }
@@ -132,6 +144,7 @@ struct bytes_freed_priority {
 /// The plain greedy: least live memory after the step (bytes freed, unread
 /// outputs included, minus bytes defined), then the smaller step memory.
 struct least_live_after_priority {
+  static constexpr std::string_view name() { return "least-live-after"; }
   auto operator()(const list_state& s, std::size_t v) const {
     return std::pair{byte_balance::of(s.bytes_freed(v) + s.bytes_dropped(v), s.bytes_defined(v)),
                      ~s.bytes_defined(v)};
@@ -212,7 +225,8 @@ template <tensor_graph G, schedule_priority Priority = bytes_freed_priority,
           vertex_index_map<G> Index = identity_index>
 [[nodiscard]] schedule_result<G> list_schedule(const G& g, const Priority& priority = {},
                                                const list_options& options = {}, Index index = {}) {
-  return schedule_with(g, index, [&](const compact_graph& c) { return list_order(c, priority, options); });
+  return schedule_with(g, index, priority_name<Priority>(),
+                       [&](const compact_graph& c) { return list_order(c, priority, options); });
 }
 
 }  // namespace memopt

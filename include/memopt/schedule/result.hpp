@@ -6,32 +6,28 @@
 
 #include <memopt/graph/compact.hpp>
 #include <memopt/graph/concepts.hpp>
+#include <memopt/graph/index_map.hpp>
 #include <memopt/graph/topology.hpp>
 #include <memopt/liveness/liveness.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace memopt {
 
 template <class G>
 struct schedule_result {
+  std::string method;                  ///< what produced the order: a scheduler's name, or "exact"
   std::vector<vertex_t<G>> order;      ///< every vertex once, topological
   std::uint64_t peak_bytes = 0;        ///< transient peak, no fragmentation
   std::uint64_t persistent_bytes = 0;  ///< reported apart
   std::uint64_t lower_bound_bytes = 0; ///< no order peaks lower (0: not computed)
   bool proved_optimal = false;         ///< peak_bytes == lower_bound_bytes
 };
-
-/// The vertices of g by dense index: vertices_by_index(g, index)[index(v)] == v.
-template <dag G, vertex_index_map<G> Index = identity_index>
-[[nodiscard]] std::vector<vertex_t<G>> vertices_by_index(const G& g, Index index = {}) {
-  std::vector<vertex_t<G>> by_index(num_vertices(g));
-  for (const auto v : boost::make_iterator_range(vertices(g))) by_index[index(v)] = v;
-  return by_index;
-}
 
 /// The result of running `order` (dense indices) on g: its vertices and peak.
 template <tensor_graph G, vertex_index_map<G> Index>
@@ -47,10 +43,13 @@ template <tensor_graph G, vertex_index_map<G> Index>
 }
 
 /// Runs `order_of` (compact_graph -> dense order) on g: the common body of
-/// every scheduler's graph-level entry point.
+/// every scheduler's graph-level entry point; `method` names the scheduler.
 template <tensor_graph G, vertex_index_map<G> Index, class OrderOf>
-[[nodiscard]] schedule_result<G> schedule_with(const G& g, Index index, OrderOf&& order_of) {
-  return evaluate_order(g, vertices_by_index(g, index), order_of(make_compact_graph(g, index)), index);
+[[nodiscard]] schedule_result<G> schedule_with(const G& g, Index index, std::string_view method,
+                                               OrderOf&& order_of) {
+  auto r = evaluate_order(g, vertices_by_index(g, index), order_of(make_compact_graph(g, index)), index);
+  r.method = method;
+  return r;
 }
 
 namespace detail {
