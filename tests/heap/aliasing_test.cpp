@@ -1,4 +1,5 @@
-// heap/aliasing.hpp: in-place outputs in the storage of the input they read last.
+// heap/aliasing.hpp: in-place outputs in the storage of the input they read last;
+// heap/graph.hpp: plan_arena, the arena of a graph's schedule with its storages.
 #include "../support/graph_spec.hpp"
 
 #include <memopt/heap.hpp>
@@ -6,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace {
@@ -66,4 +69,43 @@ TEST_CASE("alias_storage: no sharing while the input is still to be read, or for
   add_edge(0, 1, memopt::tensor_edge{}, larger);
   const std::vector<std::size_t> two = {0, 1};
   CHECK(memopt::alias_storage(larger, memopt::liveness(larger, two)) == std::vector<memopt::buffer_id>{0, 1});
+}
+
+TEST_CASE("plan_arena: a graph and an order to offsets, aliases at their storage's") {
+  // x (100); r = relu_(x) in place; a (60) reads r; b (60) reads a and may
+  // overwrite it; z (1) reads b (output). Program order: x lives [0, 2] (a
+  // reads its storage at 2), a [2, 3], b [3, 4], z [4, 4]: max-live 160 at
+  // step 2. greedy_by_size: x at 0, a above it at 100, b in the hole under a.
+  namespace mt = memopt::testing;
+  const mt::graph_spec spec{{{.outputs = {100}},
+                             {.outputs = {100},
+                              .inputs = {{0, 0}},
+                              .aliases = {{.port = 0, .node = 0, .node_port = 0, .in_place = true}}},
+                             {.outputs = {60}, .inputs = {{1, 0}}},
+                             {.outputs = {60}, .inputs = {{2, 0}}},
+                             {.outputs = {1}, .inputs = {{3, 0}}, .live_out = {0}}}};
+  auto [g, vertex] = mt::build<graph>(spec);
+  g[3].outputs[0].alias = memopt::buffer_ref<std::size_t>{2, 0};
+  const std::vector<std::size_t> order = {0, 1, 2, 3, 4};
+
+  const auto arena = memopt::plan_arena(g, order, memopt::greedy_by_size{});
+  CHECK(arena.live.peak_bytes == 160);
+  CHECK(arena.storage == std::vector<memopt::buffer_id>{0, 0, 2, 3, 4});
+  CHECK(arena.plan.offsets == std::vector<std::uint64_t>{0, 0, 100, 0, 60});  // z above b
+  CHECK(arena.plan.arena_bytes == 160);
+  CHECK(arena.plan.peak_bytes == 160);
+  CHECK(memopt::check_heap_plan(arena.buffers, arena.plan, std::nullopt, arena.storage).empty());
+
+  // b takes over a's block, which now lives to step 4; z fits under a.
+  const auto reused = memopt::plan_arena(g, order, memopt::greedy_by_size{}, {.may_alias = true});
+  CHECK(reused.storage == std::vector<memopt::buffer_id>{0, 0, 2, 2, 4});
+  CHECK(reused.plan.offsets == std::vector<std::uint64_t>{0, 0, 100, 100, 0});
+  CHECK(reused.plan.arena_bytes == 160);
+  CHECK(memopt::check_heap_plan(reused.buffers, reused.plan, std::nullopt, reused.storage).empty());
+
+  // Aligned to 64: a at 128; b under it at 0; z above b at 64.
+  const auto aligned = memopt::plan_arena(g, order, memopt::greedy_by_size{}, {.alignment = 64});
+  CHECK(aligned.plan.offsets == std::vector<std::uint64_t>{0, 0, 128, 0, 64});
+  CHECK(aligned.plan.arena_bytes == 188);
+  CHECK(memopt::check_heap_plan(aligned.buffers, aligned.plan, std::nullopt, aligned.storage).empty());
 }

@@ -1,13 +1,16 @@
 // heap/online_fit.hpp and heap/algorithm.hpp: free-list allocators, driven by
-// events directly and through plan_heap.
+// events directly and through plan_heap, and users' algorithms of either shape.
 #include <memopt/heap/algorithm.hpp>
 #include <memopt/heap/check.hpp>
 #include <memopt/heap/online_fit.hpp>
 
 #include <doctest/doctest.h>
 
+#include <span>
+#include <stdexcept>
 #include <vector>
 
+static_assert(memopt::online_heap_algorithm<memopt::first_fit>);
 static_assert(memopt::heap_algorithm<memopt::first_fit>);
 static_assert(memopt::heap_algorithm<memopt::best_fit>);
 static_assert(!memopt::offline_heap_algorithm<memopt::first_fit>);
@@ -98,4 +101,55 @@ TEST_CASE("plan_heap: a user's algorithm runs; an alignment it cannot take is re
   auto aligned = fragmenting;
   aligned[2].alignment = 4;
   CHECK_THROWS_AS((void)memopt::plan_heap(aligned, stack_heap{}), std::invalid_argument);
+}
+
+namespace {
+
+/// A user's offline algorithm: every buffer at a new offset, never reused.
+struct stack_everything {
+  std::vector<std::uint64_t> pack(std::span<const memopt::heap_buffer> buffers) const {
+    std::vector<std::uint64_t> offsets;
+    std::uint64_t top = 0;
+    for (const auto& x : buffers) {
+      top += (x.alignment - top % x.alignment) % x.alignment;
+      offsets.push_back(top);
+      top += x.bytes;
+    }
+    return offsets;
+  }
+};
+static_assert(memopt::offline_heap_algorithm<stack_everything>);
+static_assert(!memopt::online_heap_algorithm<stack_everything>);
+
+/// A half-written algorithm: offsets under another name, no events.
+struct neither {
+  std::vector<std::uint64_t> offsets(std::span<const memopt::heap_buffer>) const;
+  void allocate(memopt::buffer_id, std::uint64_t);
+};
+static_assert(!memopt::online_heap_algorithm<neither>);
+static_assert(!memopt::offline_heap_algorithm<neither>);
+static_assert(!memopt::heap_algorithm<neither>);
+
+/// Forgets the last buffer.
+struct one_short {
+  std::vector<std::uint64_t> pack(std::span<const memopt::heap_buffer> buffers) const {
+    return std::vector<std::uint64_t>(buffers.size() - 1, 0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("plan_heap: a user's offline algorithm runs on the whole problem") {
+  const auto plan = memopt::plan_heap(fragmenting, stack_everything{});
+  CHECK(plan.offsets == std::vector<std::uint64_t>{0, 1, 2, 3});
+  CHECK(plan.arena_bytes == 5);
+  CHECK(plan.peak_bytes == 4);
+  CHECK(memopt::check_heap_plan(fragmenting, plan).empty());
+  auto aligned = fragmenting;
+  aligned[2].alignment = 4;
+  const auto padded = memopt::plan_heap(aligned, stack_everything{});
+  CHECK(padded.offsets == std::vector<std::uint64_t>{0, 1, 4, 5});
+  CHECK(padded.arena_bytes == 7);
+  CHECK(memopt::check_heap_plan(aligned, padded).empty());
+  CHECK_THROWS_AS((void)memopt::plan_heap(fragmenting, one_short{}), std::invalid_argument);
 }

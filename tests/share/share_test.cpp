@@ -240,6 +240,61 @@ TEST_CASE("reuse policies: LIFO, best fit, and the seed's size-aware pick") {
   CHECK(small.take(1, 0, verdict(memopt::reuse_verdict::take), 64) == std::nullopt);
 }
 
+namespace {
+
+/// A user's policy: the storage freed first that holds the output, never
+/// one that would have to grow.
+struct first_fit_in_release_order {
+  [[nodiscard]] bool before(const memopt::free_storage& a, const memopt::free_storage& b) const {
+    return a.release < b.release;
+  }
+  std::optional<std::size_t> choose(auto& candidates, std::uint64_t bytes) const {
+    for (auto it = candidates.begin(); it != candidates.end() && candidates.open();) {
+      if (it->bytes < bytes) {
+        ++it;
+        continue;
+      }
+      const auto current = it;
+      if (candidates.allows(it)) return candidates.take(current);
+    }
+    return std::nullopt;
+  }
+};
+
+struct without_choose {
+  [[nodiscard]] bool before(const memopt::free_storage&, const memopt::free_storage&) const { return false; }
+};
+struct without_order {
+  std::optional<std::size_t> choose(auto&, std::uint64_t) const { return std::nullopt; }
+};
+
+static_assert(memopt::reuse_policy<memopt::lifo_reuse>);
+static_assert(memopt::reuse_policy<memopt::best_fit_reuse>);
+static_assert(memopt::reuse_policy<memopt::caffe2_size_aware_reuse>);
+static_assert(memopt::reuse_policy<first_fit_in_release_order>);
+static_assert(!memopt::reuse_policy<without_choose>);
+static_assert(!memopt::reuse_policy<without_order>);
+
+}  // namespace
+
+TEST_CASE("reuse policies: a user's policy plugs into both passes") {
+  // fan_join in the order s m b1 b2 c2 j k out. Linear: m is free after b2;
+  // c2 (1) takes it; j (8) finds only b2's 1 byte and takes a new storage;
+  // k (10) passes over b2's and b1's storages (too small) for m's.
+  const auto lin = linear<mt::vec_graph>(fan_join(), mt::identity_order(8), first_fit_in_release_order{});
+  CHECK(storage(lin, 4) == storage(lin, 1));
+  CHECK(storage(lin, 6) == storage(lin, 1));
+  CHECK(lin.num_storages() == 6);  // s, {m, c2, k}, b1, b2, j, out
+  CHECK(lin.total_bytes == 1 + 10 + 1 + 1 + 8 + 1);
+  // DAG: b1 may still read m when c2 runs; j takes m's storage after the join;
+  // k (10) finds only 1-byte storages and, not growing one, takes a new one.
+  const auto every = dag<mt::vec_graph>(fan_join(), first_fit_in_release_order{});
+  CHECK(storage(every, 4) != storage(every, 1));
+  CHECK(storage(every, 5) == storage(every, 1));
+  CHECK(every.num_storages() == 7);  // s, {m, j}, b1, b2, c2, k, out
+  CHECK(every.total_bytes == 1 + 10 + 1 + 1 + 1 + 10 + 1);
+}
+
 TEST_CASE("dag_share: storages stay on one device") {
   memopt::share_options options;
   options.device = {0, 0, 1, 0, 0, 0};  // o2 on device 1

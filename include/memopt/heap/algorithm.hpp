@@ -1,15 +1,18 @@
 #pragma once
-// heap_algorithm: XLA's HeapAlgorithm shape with static dispatch. A caller
-// feeds allocate/free events in time order and finish() returns the plan.
-// Event i happens at time i: a buffer is live from its allocate to its free,
-// so two buffers overlap exactly when one is allocated before the other is
-// freed. An algorithm may also take an alignment: allocate(b, bytes, alignment).
-//
-// plan_heap(buffers, algorithm) runs an algorithm on a whole problem: an
-// offline algorithm (one with pack(buffers)) directly, any other by
-// replaying the buffers' allocate/free events, frees first at equal times.
-// O(n log n) plus the algorithm's cost. Throws std::invalid_argument when a
-// buffer asks for an alignment the algorithm cannot take.
+// Heap algorithms, two shapes with static dispatch:
+// - online_heap_algorithm: XLA's HeapAlgorithm. A caller feeds allocate/free
+//   events in time order and finish() returns the plan. Event i happens at
+//   time i: a buffer is live from its allocate to its free, so two buffers
+//   overlap exactly when one is allocated before the other is freed. An
+//   algorithm may also take an alignment: allocate(b, bytes, alignment).
+// - offline_heap_algorithm: sees the whole problem at once (XLA's global
+//   fits, TFLite's greedy ones): pack(buffers) returns an offset per buffer.
+// heap_algorithm is either; plan_heap(buffers, algorithm) runs one on a whole
+// problem: an offline one directly, an online one by replaying the buffers'
+// allocate/free events, frees first at equal times. O(n log n) plus the
+// algorithm's cost. Throws std::invalid_argument when a buffer asks for an
+// alignment the online algorithm cannot take, or when an offline algorithm
+// does not give one offset per buffer.
 
 #include <memopt/graph/buffers.hpp>
 #include <memopt/heap/problem.hpp>
@@ -19,23 +22,26 @@
 #include <cstdint>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
 namespace memopt {
 
 template <class A>
-concept heap_algorithm = requires(A a, buffer_id b, std::uint64_t bytes) {
+concept online_heap_algorithm = requires(A a, buffer_id b, std::uint64_t bytes) {
   a.allocate(b, bytes);
   a.free(b, bytes);
   { std::move(a).finish() } -> std::same_as<heap_plan>;
 };
 
-/// An algorithm that sees the whole problem at once (XLA's global ones).
 template <class A>
-concept offline_heap_algorithm = heap_algorithm<A> && requires(const A a, std::span<const heap_buffer> buffers) {
+concept offline_heap_algorithm = requires(A& a, std::span<const heap_buffer> buffers) {
   { a.pack(buffers) } -> std::same_as<std::vector<std::uint64_t>>;
 };
+
+template <class A>
+concept heap_algorithm = online_heap_algorithm<A> || offline_heap_algorithm<A>;
 
 namespace detail {
 
@@ -44,33 +50,18 @@ namespace detail {
   return rest == 0 ? offset : offset + (alignment - rest);
 }
 
-/// Records allocate/free events as lifetimes for an offline algorithm, whose
-/// pack() places them all in finish().
-template <class Derived>
-class recorded_lifetimes {
- public:
-  void allocate(buffer_id b, std::uint64_t bytes, std::uint64_t alignment = 1) {
-    if (b >= buffers_.size()) buffers_.resize(b + 1);
-    buffers_[b] = {.lower = clock_++, .upper = 0, .bytes = bytes, .alignment = alignment};
-  }
-  void free(buffer_id b, std::uint64_t /*bytes*/) { buffers_[b].upper = ++clock_; }
-  [[nodiscard]] heap_plan finish() && {
-    auto offsets = static_cast<const Derived&>(*this).pack(buffers_);
-    return make_heap_plan(buffers_, std::move(offsets));
-  }
-
- private:
-  std::vector<heap_buffer> buffers_;
-  std::uint64_t clock_ = 0;
-};
-
 }  // namespace detail
 
 /// Runs `algorithm` on the whole problem; offsets by buffer index.
 template <heap_algorithm A>
 [[nodiscard]] heap_plan plan_heap(std::span<const heap_buffer> buffers, A algorithm = {}) {
   if constexpr (offline_heap_algorithm<A>) {
-    return make_heap_plan(buffers, algorithm.pack(buffers));
+    auto offsets = algorithm.pack(buffers);
+    if (offsets.size() != buffers.size()) {
+      throw std::invalid_argument("the heap algorithm gave " + std::to_string(offsets.size()) +
+                                  " offsets for " + std::to_string(buffers.size()) + " buffers");
+    }
+    return make_heap_plan(buffers, std::move(offsets));
   } else {
     struct event {
       std::uint64_t time;

@@ -156,7 +156,7 @@ template <class Less>
 
 /// A global best-fit packer visiting buffers in the order `Order` gives.
 template <class Order>
-struct global_fit : recorded_lifetimes<global_fit<Order>> {
+struct global_fit {
   [[nodiscard]] std::vector<std::uint64_t> pack(std::span<const heap_buffer> buffers) const {
     return place_best_fit(buffers, Order{}(buffers));
   }

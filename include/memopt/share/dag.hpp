@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace memopt {
@@ -108,7 +109,7 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
 
 template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
           vertex_index_map<G> Index = identity_index>
-[[nodiscard]] sharing_plan dag_share(const G& g, Policy = {}, const share_options& options = {},
+[[nodiscard]] sharing_plan dag_share(const G& g, Policy policy = {}, const share_options& options = {},
                                      Index index = {}) {
   const compact_graph c = make_compact_graph(g, index);
   const buffer_table& buffers = c.buffers;
@@ -119,7 +120,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   plan.buffers = buffers;
   plan.storage_of.assign(buffers.size(), no_storage);
   std::vector<std::vector<std::size_t>> last_users;  // by storage, while it is free
-  detail::free_pool<Policy> pool(options.max_free);
+  detail::free_pool<Policy> pool(options.max_free, std::move(policy));
 
   // Union-find: a vertex whose successors have all run points to the last of them.
   std::vector<std::size_t> merged_into(n);
@@ -142,11 +143,11 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   // a successor of u runs: u never returns to the stack, so only then can u
   // become a predecessor of the op or be merged into another vertex.
   std::vector<std::vector<std::size_t>> parked(n);  // by vertex: storages waiting on it
-  struct free_storage {
+  struct release_info {
     std::uint64_t release = 0;
     std::uint32_t device = 0;
   };
-  std::vector<free_storage> freed;  // by storage, while it is free
+  std::vector<release_info> freed;  // by storage, while it is free
   const auto release = [&](buffer_id b, const auto& users) {
     const std::size_t s = plan.storage_of[b];
     last_users[s].assign(users.begin(), users.end());

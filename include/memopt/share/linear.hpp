@@ -17,13 +17,16 @@
 #include <memopt/share/plan.hpp>
 #include <memopt/share/policy.hpp>
 
+#include <cstddef>
+#include <limits>
 #include <span>
+#include <utility>
 
 namespace memopt {
 
 template <tensor_graph G, reuse_policy Policy = lifo_reuse, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] sharing_plan linear_share(const G& g, std::span<const vertex_t<G>> order,
-                                        Policy = {}, const share_options& options = {},
+                                        Policy policy = {}, const share_options& options = {},
                                         Index index = {}) {
   const auto live = liveness(g, order, index);
   const compact_graph c = make_compact_graph(g, index);
@@ -33,7 +36,7 @@ template <tensor_graph G, reuse_policy Policy = lifo_reuse, vertex_index_map<G> 
   sharing_plan plan;
   plan.buffers = buffers;
   plan.storage_of.assign(buffers.size(), no_storage);
-  detail::free_pool<Policy> pool;
+  detail::free_pool<Policy> pool(std::numeric_limits<std::size_t>::max(), std::move(policy));
   const auto anything = [](std::size_t) { return reuse_verdict::take; };
   const auto release = [&](buffer_id b, std::size_t step) {
     if (buffers.persistent[b] || !buffers.owns_storage(b) || live.intervals[b].last != step) return;
