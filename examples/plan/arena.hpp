@@ -56,8 +56,9 @@ heap_heuristics() {
 }
 
 /// The order a graph's lifetimes come from: the scheduler called `name`.
-inline std::vector<std::size_t> schedule_order(const io::file_graph& g, const std::string& name) {
-  return run_scheduler(g, name).order;
+inline std::vector<std::size_t> schedule_order(const io::file_graph& g, const std::string& name,
+                                               const search_limits& limits = {}) {
+  return run_scheduler(g, name, limits).order;
 }
 
 /// The arena problem of a graph under a schedule, one row per transient
@@ -120,7 +121,8 @@ inline command add_arena_command(CLI::App& app) {
     graph_argument input;
     std::string algo = "best";
     std::optional<std::uint64_t> capacity;
-    double time_limit = 60;
+    std::optional<double> time_limit;
+    std::optional<std::uint64_t> work_limit;
     std::string output;
     std::string schedule = "best";
     std::uint64_t alignment = 1;
@@ -133,7 +135,11 @@ inline command add_arena_command(CLI::App& app) {
                   "first-fit, best-fit, xla-size, xla-area, greedy-size, greedy-breadth, best, exact")
       ->capture_default_str();
   cmd->add_option("--capacity", opts->capacity, "arena bytes available: report whether the plan fits");
-  cmd->add_option("--time-limit", opts->time_limit, "seconds for exact")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--time-limit", opts->time_limit, "seconds for exact (default 60 unless --work-limit)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--work-limit", opts->work_limit,
+                  "search nodes for exact, and states for a searching --schedule; alone, the plan depends on "
+                  "the input only");
   cmd->add_option("--output", opts->output, "write the plan as CSV with an offset column");
   cmd->add_option("--schedule", opts->schedule, "graph input: the scheduler lifetimes come from")
       ->capture_default_str()
@@ -155,7 +161,8 @@ inline command add_arena_command(CLI::App& app) {
             } else {
               const auto g = load_graph(opts->input);
               auto arena = naming_nodes(g, opts->input.path, [&] {
-                return graph_arena_problem(g, schedule_order(g, opts->schedule), opts->alignment, opts->alias);
+                return graph_arena_problem(g, schedule_order(g, opts->schedule, {.work = opts->work_limit}),
+                                           opts->alignment, opts->alias);
               });
               problem = std::move(arena.problem);
               storage = std::move(arena.storage);
@@ -166,7 +173,10 @@ inline command add_arena_command(CLI::App& app) {
             heap_plan plan;
             std::optional<exact_result> exact;
             if (opts->algo == "exact") {
-              exact = exact_fit(problem.buffers, {.capacity = opts->capacity, .time_limit_seconds = opts->time_limit});
+              const auto seconds = opts->time_limit ? opts->time_limit
+                                   : opts->work_limit ? std::nullopt : std::optional(60.0);
+              exact = exact_fit(problem.buffers, {.capacity = opts->capacity, .time_limit_seconds = seconds,
+                                                  .work_limit = opts->work_limit});
               plan = exact->plan;
             } else {
               const auto& table = heap_heuristics();

@@ -19,7 +19,7 @@ inline command add_schedule_command(CLI::App& app) {
   struct options {
     graph_argument graph;
     std::string algo;
-    std::optional<double> time_limit;
+    search_limits limits;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("schedule", "an order of the ops with a low peak, as JSON");
@@ -27,12 +27,14 @@ inline command add_schedule_command(CLI::App& app) {
   cmd->add_option("--algo", opts->algo, "scheduler")
       ->required()
       ->check(CLI::IsMember(std::vector<std::string>(scheduler_names.begin(), scheduler_names.end())));
-  cmd->add_option("--time-limit", opts->time_limit, "seconds for exact (default 60) and best (default 3)")
+  cmd->add_option("--time-limit", opts->limits.seconds, "seconds for exact (default 60) and best (default 3)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--work-limit", opts->limits.work,
+                  "states exact and best may expand; alone (no --time-limit), the order depends on the graph only");
   return {cmd, [opts] {
             const auto g = load_graph(opts->graph);
             naming_nodes(g, opts->graph.path, [&] {
-              const auto r = run_scheduler(g, opts->algo, opts->time_limit);
+              const auto r = run_scheduler(g, opts->algo, opts->limits);
               nlohmann::ordered_json out;
               out["graph"] = g[boost::graph_bundle].name;
               out["algo"] = opts->algo;

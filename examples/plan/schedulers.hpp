@@ -29,10 +29,22 @@ struct scheduled {
   double seconds = 0;
 };
 
-/// Runs the scheduler called `name` (one of scheduler_names); `time_limit`
-/// overrides the budget of exact and best.
-inline scheduled run_scheduler(const io::file_graph& g, std::string_view name,
-                               std::optional<double> time_limit = std::nullopt) {
+/// How long exact and best may search: a time limit (their defaults
+/// otherwise) and a work limit; a work limit alone makes the run repeatable.
+struct search_limits {
+  std::optional<double> seconds;
+  std::optional<std::uint64_t> work;
+
+  /// exact_options for a scheduler whose default budget is `default_seconds`.
+  [[nodiscard]] exact_options for_exact(double default_seconds) const {
+    return {.time_limit_seconds = seconds ? seconds : work ? std::nullopt : std::optional(default_seconds),
+            .work_limit = work};
+  }
+};
+
+/// Runs the scheduler called `name` (one of scheduler_names) with `limits`
+/// for exact and best.
+inline scheduled run_scheduler(const io::file_graph& g, std::string_view name, const search_limits& limits = {}) {
   const auto started = std::chrono::steady_clock::now();
   schedule_result<io::file_graph> r;
   if (name == "program") {
@@ -54,8 +66,7 @@ inline scheduled run_scheduler(const io::file_graph& g, std::string_view name,
   } else if (name == "dfs-size") {
     r = dfs_size_schedule(g);
   } else if (name == "exact" || name == "best") {
-    const double budget = time_limit.value_or(name == "exact" ? exact_default_seconds : best_default_seconds);
-    r = exact_schedule(g, exact_options{.time_limit_seconds = budget});
+    r = exact_schedule(g, limits.for_exact(name == "exact" ? exact_default_seconds : best_default_seconds));
   } else {
     throw cli_error("unknown scheduler '" + std::string(name) + "'");
   }

@@ -11,8 +11,10 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <functional>
 #include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -115,4 +117,29 @@ TEST_CASE("exact_fit: a challenging MiniMalloc file fits 2^20") {
   const auto r = memopt::exact_fit(problem.buffers, {.capacity = 1048576});
   CHECK(r.status == memopt::fit_status::fits);
   CHECK(memopt::check_heap_plan(problem.buffers, r.plan, 1048576).empty());
+}
+
+TEST_CASE("property: with a work limit and no time limit, exact_fit gives the same plan under load") {
+  std::mt19937_64 rng(32);
+  std::atomic<bool> stop = false;
+  std::thread load([&] {
+    volatile std::uint64_t x = 0;
+    while (!stop) x = x + 1;
+  });
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto spec = mt::random_dag(rng, {.min_nodes = 60, .max_nodes = 80});
+    const auto order = mt::random_topological_order(spec, rng);
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    const auto buffers = memopt::heap_buffers_of(memopt::liveness(g, mt::to_vertices<mt::vec_graph>(vertex, order)));
+    const memopt::exact_fit_options deterministic{.work_limit = 2000};
+    const auto first = memopt::exact_fit(buffers, deterministic);
+    const auto again = memopt::exact_fit(buffers, deterministic);
+    INFO("trial " << trial);
+    CHECK(first.plan.offsets == again.plan.offsets);
+    CHECK(first.nodes == again.nodes);
+    CHECK(first.nodes <= 2000 + 64);  // the limit, give or take the searches it ends
+    CHECK(memopt::check_heap_plan(buffers, first.plan).empty());
+  }
+  stop = true;
+  load.join();
 }

@@ -10,8 +10,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <random>
+#include <thread>
 
 namespace mt = memopt::testing;
 
@@ -140,4 +142,28 @@ TEST_CASE("property: the lower bound holds on wide graphs the search cannot fini
     CHECK(r.lower_bound_bytes <= r.peak_bytes);
     for (const auto& c : r.candidates) CHECK(r.peak_bytes <= c.peak_bytes);
   }
+}
+
+TEST_CASE("property: with a work limit and no time limit, exact gives the same order under load") {
+  std::mt19937_64 rng(31);
+  std::atomic<bool> stop = false;
+  std::thread load([&] {  // another core's worth of work while the second runs go
+    volatile std::uint64_t x = 0;
+    while (!stop) x = x + 1;
+  });
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto spec = mt::random_dag(
+        rng, {.min_nodes = 120, .max_nodes = 160, .max_inputs = 2, .alias_probability = trial % 2 == 0 ? 0.0 : 0.2});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    const memopt::exact_options deterministic{.time_limit_seconds = std::nullopt, .work_limit = 3000};
+    const auto first = memopt::exact_schedule(g, deterministic);
+    const auto again = memopt::exact_schedule(g, deterministic);
+    INFO("trial " << trial);
+    CHECK(first.order == again.order);
+    CHECK(first.lower_bound_bytes == again.lower_bound_bytes);
+    CHECK(first.method == again.method);
+    check_order(spec, g, first);
+  }
+  stop = true;
+  load.join();
 }

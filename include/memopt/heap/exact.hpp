@@ -16,6 +16,7 @@
 // Exponential in the worst case; with a time limit it returns the best plan
 // found and says whether it proved it optimal (or proved "does not fit").
 
+#include <memopt/detail/budget.hpp>
 #include <memopt/heap/choose_best.hpp>
 #include <memopt/heap/problem.hpp>
 
@@ -41,6 +42,8 @@ enum class fit_status {
 struct exact_fit_options {
   std::optional<std::uint64_t> capacity;  ///< decide this capacity; none: minimise the arena
   std::optional<double> time_limit_seconds;
+  /// Search nodes in all; with no time limit, the result depends on the input alone.
+  std::optional<std::uint64_t> work_limit;
   /// Static buffer orders tried in turn, each a string of keys, larger first:
   /// W lifetime length, A bytes x length, T most bytes left in a section it
   /// spans, Z bytes, L lower, U upper; then buffer index.
@@ -59,7 +62,6 @@ namespace detail {
 /// The decision search on the buffers taking space ("items").
 class exact_search {
  public:
-  using clock = std::chrono::steady_clock;
   enum class outcome { found, none, out_of_nodes, out_of_time };
 
   exact_search(std::span<const heap_buffer> buffers, std::vector<std::string> preorders)
@@ -109,10 +111,9 @@ class exact_search {
   }
 
   /// Offsets of every buffer fitting `capacity`, or why there are none.
-  std::pair<outcome, std::vector<std::uint64_t>> solve(std::uint64_t capacity,
-                                                       std::optional<clock::time_point> deadline) {
+  std::pair<outcome, std::vector<std::uint64_t>> solve(std::uint64_t capacity, search_budget& budget) {
     capacity_ = capacity;
-    deadline_ = deadline;
+    budget_ = &budget;
     const std::size_t n = items_.size();
     placed_.assign(n, false);
     offset_.assign(n, 0);
@@ -222,7 +223,8 @@ class exact_search {
                  std::size_t last_rank) {
     if (nodes_left_ == 0) return outcome::out_of_nodes;
     --nodes_left_;
-    if (++nodes_ % 1024 == 0 && deadline_ && clock::now() > *deadline_) return outcome::out_of_time;
+    ++nodes_;
+    if (!budget_->spend()) return outcome::out_of_time;
     std::vector<candidate> ready;
     ready.reserve(previous.size());
     for (const candidate& c : previous) {
@@ -351,7 +353,7 @@ class exact_search {
   std::vector<std::size_t> cuts_;                        // unplaced items crossing s | s+1
 
   std::uint64_t capacity_ = 0;
-  std::optional<clock::time_point> deadline_;
+  search_budget* budget_ = nullptr;
   std::uint64_t nodes_left_ = 0;
   std::uint64_t nodes_ = 0;
   std::vector<bool> placed_;
@@ -379,19 +381,14 @@ class exact_search {
 
 [[nodiscard]] inline exact_result exact_fit(std::span<const heap_buffer> buffers,
                                             const exact_fit_options& options = {}) {
-  using clock = detail::exact_search::clock;
-  std::optional<clock::time_point> deadline;
-  if (options.time_limit_seconds) {
-    deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
-                                  std::chrono::duration<double>(*options.time_limit_seconds));
-  }
+  detail::search_budget budget(options.time_limit_seconds, options.work_limit);
   exact_result r;
   r.plan = choose_best(buffers).plan;
   const std::uint64_t g = detail::arena_granularity(buffers);
   const std::uint64_t lower = (r.plan.peak_bytes + g - 1) / g * g;
   detail::exact_search search(buffers, options.preorders);
   const auto attempt = [&](std::uint64_t capacity) {
-    auto [outcome, offsets] = search.solve(capacity, deadline);
+    auto [outcome, offsets] = search.solve(capacity, budget);
     r.nodes = search.nodes();
     if (outcome == detail::exact_search::outcome::none) return fit_status::does_not_fit;
     if (outcome != detail::exact_search::outcome::found) return fit_status::unknown;

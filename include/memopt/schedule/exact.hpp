@@ -19,6 +19,7 @@
 // Exponential in the worst case (it solves an NP-hard problem); limits keep
 // it bounded. Throws cycle_error on a cyclic graph.
 
+#include <memopt/detail/budget.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/schedule/best_of.hpp>
 #include <memopt/schedule/result.hpp>
@@ -31,14 +32,18 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <vector>
 
 namespace memopt {
 
+/// With a work_limit and no time limit, the result depends on the graph alone
+/// (same order on any machine, under any load).
 struct exact_options {
-  double time_limit_seconds = 10.0;      ///< for the whole search
-  std::size_t state_limit = 2'000'000;   ///< states stored for one segment
+  std::optional<double> time_limit_seconds = 10.0;  ///< for the whole search; nullopt: none
+  std::optional<std::uint64_t> work_limit;          ///< states expanded in the whole search
+  std::size_t state_limit = 2'000'000;              ///< states stored for one segment
 };
 
 /// An order with its peak and a lower bound on every order's peak.
@@ -126,10 +131,9 @@ inline std::vector<std::uint64_t> memory_every_order_sees(const segment& seg) {
 /// The A* search of one segment.
 class segment_search {
  public:
-  using clock = std::chrono::steady_clock;
 
-  segment_search(const segment& seg, clock::time_point deadline, std::size_t state_limit)
-      : seg_(seg), k_(seg.size()), words_((k_ + 63) / 64), deadline_(deadline), state_limit_(state_limit) {
+  segment_search(const segment& seg, search_budget budget, std::size_t state_limit)
+      : seg_(seg), k_(seg.size()), words_((k_ + 63) / 64), budget_(budget), state_limit_(state_limit) {
     must_see_ = memory_every_order_sees(seg);
     by_must_see_.resize(k_);
     std::iota(by_must_see_.begin(), by_must_see_.end(), std::size_t{0});
@@ -137,6 +141,9 @@ class segment_search {
     by_step_ = by_must_see_;
     std::ranges::sort(by_step_, [&](auto a, auto b) { return seg.step_bytes[a] < seg.step_bytes[b]; });
   }
+
+  /// What the search spent (for the whole search's budget).
+  [[nodiscard]] const search_budget& budget() const noexcept { return budget_; }
 
   /// Lower bound of the segment that needs no search.
   [[nodiscard]] std::uint64_t static_bound() const {
@@ -159,11 +166,10 @@ class segment_search {
     add_state(std::vector<std::uint64_t>(words_, 0), seg_.start_bytes, seg_.start_bytes, none, none, 0);
     std::priority_queue<entry, std::vector<entry>, std::greater<>> open;
     open.push(make_entry(0, good_enough));
-    std::size_t expanded = 0;
     std::vector<std::uint64_t> next_set(words_);
     while (!open.empty()) {
       const entry top = open.top();
-      if (++expanded % 256 == 0 && clock::now() > deadline_) break;
+      if (!budget_.spend()) break;
       if (states_.size() > state_limit_) break;
       open.pop();
       const state s = states_[top.id];
@@ -356,7 +362,7 @@ class segment_search {
   const segment& seg_;
   std::size_t k_;
   std::size_t words_;
-  clock::time_point deadline_;
+  search_budget budget_;
   std::size_t state_limit_;
   std::vector<std::uint64_t> must_see_;
   std::vector<std::size_t> by_must_see_;  ///< vertices, most memory they must see first
@@ -411,11 +417,9 @@ inline std::vector<std::vector<std::size_t>> identity_orders(const std::vector<s
 /// else fixed, with growing windows, while that lowers the peak and time lasts.
 inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::vector<std::size_t> order,
                                                    const std::vector<vertex_role>& role, std::uint64_t lower_bound,
-                                                   std::chrono::steady_clock::time_point deadline,
-                                                   std::size_t state_limit) {
-  using clock = std::chrono::steady_clock;
+                                                   search_budget& budget, std::size_t state_limit) {
   constexpr std::size_t widths[] = {16, 32, 64, 128, 256};
-  while (clock::now() < deadline) {
+  while (!budget.exhausted()) {
     // Where the peak is, as a position among the normal vertices.
     auto segments = split_into_segments(g, order, role);
     std::uint64_t peak = 0;
@@ -443,18 +447,18 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
           }
         }
         auto locals = identity_orders(segments);
-        // A slice of the time left, so that a loaded machine still finishes windows.
-        const auto now = clock::now();
-        const auto slice = std::min(deadline, now + std::max<clock::duration>(std::chrono::milliseconds(500),
-                                                                              (deadline - now) / 6));
-        auto found = segment_search(segments[w], slice, state_limit).run(locals[w], elsewhere);
+        // A slice of what is left (at least half a second of the time, so
+        // that a loaded machine still finishes windows).
+        segment_search search(segments[w], budget.slice(1.0 / 6, std::chrono::milliseconds(500)), state_limit);
+        auto found = search.run(locals[w], elsewhere);
+        budget.charge(search.budget());
         if (found.peak < segments[w].peak_of(locals[w])) {
           locals[w] = std::move(found.order);
           order = assemble(g, order, role, segments, locals);
           improved = true;
           break;
         }
-        if (clock::now() >= deadline) return order;
+        if (budget.exhausted()) return order;
       }
       if (improved) break;
     }
@@ -472,9 +476,7 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
 /// exactly (improve_by_windows) with the rest.
 [[nodiscard]] inline order_bounds exact_order(const compact_graph& g, const std::vector<std::size_t>& start,
                                               const exact_options& options = {}) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
-                                           std::chrono::duration<double>(options.time_limit_seconds));
+  detail::search_budget budget(options.time_limit_seconds, options.work_limit);
   const auto role = detail::vertex_roles(g, start);
   const auto segments = detail::split_into_segments(g, start, role);
   auto local_orders = detail::identity_orders(segments);
@@ -482,7 +484,7 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
   std::uint64_t lower_bound = 0;
   for (std::size_t s = 0; s < segments.size(); ++s) {
     peaks[s] = segments[s].peak_of(local_orders[s]);
-    lower_bound = std::max(lower_bound, detail::segment_search(segments[s], deadline, 0).static_bound());
+    lower_bound = std::max(lower_bound, detail::segment_search(segments[s], {}, 0).static_bound());
   }
   // The highest segments decide the peak: improve them first, each search
   // only down to the bound the others already force.
@@ -491,10 +493,9 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
   std::ranges::sort(by_peak, [&](auto a, auto b) { return peaks[a] > peaks[b]; });
   for (const auto s : by_peak) {
     if (peaks[s] <= lower_bound) break;
-    const auto now = clock::now();
-    const auto third_left = now + (std::max(deadline, now) - now) / 3;
-    auto found = detail::segment_search(segments[s], third_left, options.state_limit)
-                     .run(std::move(local_orders[s]), lower_bound);
+    detail::segment_search search(segments[s], budget.slice(1.0 / 3), options.state_limit);
+    auto found = search.run(std::move(local_orders[s]), lower_bound);
+    budget.charge(search.budget());
     local_orders[s] = std::move(found.order);
     peaks[s] = found.peak;
     lower_bound = std::max(lower_bound, found.lower_bound);
@@ -503,7 +504,7 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
   r.order = detail::assemble(g, start, role, segments, local_orders);
   for (const auto peak : peaks) r.peak_bytes = std::max(r.peak_bytes, peak);
   if (r.peak_bytes > lower_bound) {
-    r.order = detail::improve_by_windows(g, std::move(r.order), role, lower_bound, deadline, options.state_limit);
+    r.order = detail::improve_by_windows(g, std::move(r.order), role, lower_bound, budget, options.state_limit);
     r.peak_bytes = 0;
     for (const auto& seg : detail::split_into_segments(g, r.order, role)) {
       r.peak_bytes = std::max(r.peak_bytes, seg.peak_of(detail::identity_orders({seg}).front()));

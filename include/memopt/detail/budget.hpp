@@ -1,0 +1,69 @@
+#pragma once
+// search_budget: how long an anytime search may go on. A wall-clock time
+// limit, a work limit (units of work: states expanded, nodes visited), both or
+// neither; the first one reached ends the search. With a work limit and no
+// time limit, a search's result depends on its input alone, on any machine
+// under any load: the work limit is what makes results repeatable.
+//
+// A search shares its budget among parts with slice(fraction): the part gets
+// that fraction of the time and of the work left, and charge(part) bills the
+// work it did to the whole.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+namespace memopt::detail {
+
+class search_budget {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  search_budget() = default;
+  search_budget(std::optional<double> seconds, std::optional<std::uint64_t> work)
+      : work_limit_(work) {
+    if (seconds) {
+      deadline_ = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(*seconds));
+    }
+  }
+
+  /// Spends one unit of work; false once the budget is gone (the clock is
+  /// read every 256 units).
+  bool spend() {
+    ++used_;
+    if (work_limit_ && used_ > *work_limit_) return false;
+    return !deadline_ || used_ % 256 != 0 || clock::now() <= *deadline_;
+  }
+  /// Whether nothing is left, reading the clock now.
+  [[nodiscard]] bool exhausted() const {
+    return (work_limit_ && used_ >= *work_limit_) || (deadline_ && clock::now() >= *deadline_);
+  }
+  /// A part of what is left: `fraction` of the time and of the work, with at
+  /// least `minimum_time` of the time (never past the deadline).
+  [[nodiscard]] search_budget slice(double fraction, clock::duration minimum_time = {}) const {
+    search_budget part;
+    if (deadline_) {
+      const auto now = clock::now();
+      const auto left = *deadline_ > now ? *deadline_ - now : clock::duration{};
+      const auto share = std::chrono::duration_cast<clock::duration>(left * fraction);
+      part.deadline_ = std::min(*deadline_, now + std::max(share, minimum_time));
+    }
+    if (work_limit_) {
+      const std::uint64_t left = *work_limit_ > used_ ? *work_limit_ - used_ : 0;
+      part.work_limit_ = static_cast<std::uint64_t>(static_cast<double>(left) * fraction);
+    }
+    return part;
+  }
+  /// Bills a part's work to this budget.
+  void charge(const search_budget& part) { used_ += part.used_; }
+
+  [[nodiscard]] std::uint64_t used() const noexcept { return used_; }
+
+ private:
+  std::optional<clock::time_point> deadline_;
+  std::optional<std::uint64_t> work_limit_;
+  std::uint64_t used_ = 0;
+};
+
+}  // namespace memopt::detail
