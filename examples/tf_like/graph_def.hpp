@@ -22,7 +22,7 @@
 // (Identity, RefIdentity, StopGradient, PreventGradient, Reshape, Squeeze,
 // ExpandDims) output a view of their first data input.
 
-#include <io/graph_file.hpp>
+#include <memopt/io/graph_file.hpp>
 
 #include <memopt/colocate/placement.hpp>
 #include <memopt/graph/tensor_traits.hpp>
