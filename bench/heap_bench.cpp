@@ -12,7 +12,7 @@
 // they run on the second only: on the first they face 5e10 pairs.
 #include "random_graph.hpp"
 
-#include <io/minimalloc_csv.hpp>
+#include <memopt/io/minimalloc_csv.hpp>
 
 #include <memopt/heap.hpp>
 #include <memopt/liveness.hpp>

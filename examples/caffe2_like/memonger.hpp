@@ -38,10 +38,12 @@
 
 #include <algorithm>
 #include <regex>
+#include <span>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
-namespace memopt::caffe2_like {
+namespace caffe2_like {
 
 struct memonger_options {
   std::vector<std::string> heads;       ///< dag: blobs the walk starts from (empty: external inputs)
@@ -58,8 +60,8 @@ struct memonger_result {
   std::size_t renamed_blobs = 0; ///< blob names replaced by one of them
 };
 
-using blob_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, tensor_node,
-                                         tensor_edge>;
+using blob_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
+                                         memopt::tensor_node, memopt::tensor_edge>;
 
 /// A net as a tensor graph: vertices are the external blobs read (first
 /// read first), then the ops in order; buffer ids in that order, ports in
@@ -67,7 +69,7 @@ using blob_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::direct
 struct net_graph {
   blob_graph g;
   std::size_t first_op = 0;  ///< vertex of op 0
-  std::unordered_map<std::string, buffer_id> buffer_of;  ///< the root of each blob's storage
+  std::unordered_map<std::string, memopt::buffer_id> buffer_of;  ///< the root of each blob's storage
   std::vector<std::uint32_t> device;  ///< by buffer
   std::vector<bool> fixed;            ///< by buffer: a static blob
 };
@@ -174,14 +176,14 @@ inline void check_same_computation(const net_def& net, const std::vector<op_def>
   net_graph r;
   r.first_op = inputs.size();
   r.g = blob_graph(inputs.size() + net.op.size());
-  std::unordered_map<std::string, buffer_ref<std::size_t>> version;  // each blob's newest tensor
+  std::unordered_map<std::string, memopt::buffer_ref<std::size_t>> version;  // each blob's newest tensor
   detail::device_numbers device_number;
-  buffer_id next = 0;
-  const auto add_output = [&](std::size_t v, tensor_output output, std::uint32_t device) {
+  memopt::buffer_id next = 0;
+  const auto add_output = [&](std::size_t v, memopt::tensor_output output, std::uint32_t device) {
     r.g[v].outputs.push_back(output);
     r.device.push_back(device);
     ++next;
-    return buffer_ref<std::size_t>{v, r.g[v].outputs.size() - 1};
+    return memopt::buffer_ref<std::size_t>{v, r.g[v].outputs.size() - 1};
   };
   const auto own = [&](const std::string& blob, std::size_t v, std::uint64_t bytes, std::uint32_t device) {
     r.buffer_of[blob] = next;
@@ -197,7 +199,7 @@ inline void check_same_computation(const net_def& net, const std::vector<op_def>
     const op_def& op = net.op[i];
     for (const auto& blob : op.input) {
       const auto read = version.at(blob);
-      add_edge(read.vertex, v, tensor_edge{.port = read.port}, r.g);
+      add_edge(read.vertex, v, memopt::tensor_edge{.port = read.port}, r.g);
     }
     const device_option made_on = op.type == "CopyGPUToCPU" ? device_option{} : op.device;
     for (const auto& blob : op.output) {
@@ -208,14 +210,16 @@ inline void check_same_computation(const net_def& net, const std::vector<op_def>
       }
       const auto overwritten = it->second;  // written again: a new version in the same storage
       if (overwritten.vertex == v) continue;
-      add_edge(overwritten.vertex, v, tensor_edge{.port = overwritten.port}, r.g);
-      it->second = add_output(v, {.bytes = bytes_of(blob), .shares = shared_storage<std::size_t>{overwritten, true}},
+      add_edge(overwritten.vertex, v, memopt::tensor_edge{.port = overwritten.port}, r.g);
+      it->second = add_output(v,
+                              {.bytes = bytes_of(blob),
+                               .shares = memopt::shared_storage<std::size_t>{overwritten, true}},
                               r.device[r.buffer_of.at(blob)]);
     }
   }
 
   r.fixed.assign(next, false);
-  for (buffer_id b = 0; b < inputs.size(); ++b) r.fixed[b] = true;
+  for (memopt::buffer_id b = 0; b < inputs.size(); ++b) r.fixed[b] = true;
   for (const auto* blobs : {&net.external_input, &net.external_output, &options.dont_share}) {
     for (const auto& blob : *blobs) {
       if (const auto it = r.buffer_of.find(blob); it != r.buffer_of.end()) r.fixed[it->second] = true;
@@ -232,7 +236,7 @@ inline void check_same_computation(const net_def& net, const std::vector<op_def>
 namespace detail {
 
 /// The net with every blob of a named storage renamed, checked.
-inline memonger_result renamed(const net_def& net, const net_graph& graph, const sharing_plan& plan,
+inline memonger_result renamed(const net_def& net, const net_graph& graph, const memopt::sharing_plan& plan,
                                const std::vector<std::string>& storage_name) {
   memonger_result result;
   std::unordered_set<std::string> renamed_blobs;
@@ -255,7 +259,7 @@ inline memonger_result renamed(const net_def& net, const net_graph& graph, const
   return result;
 }
 
-inline share_options share_options_of(const net_graph& graph) {
+inline memopt::share_options share_options_of(const net_graph& graph) {
   return {.dont_share = graph.fixed, .device = graph.device};
 }
 
@@ -266,21 +270,21 @@ inline share_options share_options_of(const net_graph& graph) {
                                                             const memonger_options& options = {}) {
   if (auto why = detail::refusal_of(net, true); !why.empty()) return {net.document, why};
   const net_graph graph = to_graph(net, options);
-  const auto order = program_order(graph.g);
+  const auto order = memopt::program_order(graph.g);
   const std::span<const std::size_t> steps(order);
-  const share_options sharing = detail::share_options_of(graph);
-  const sharing_plan plan = linear_share(graph.g, steps, lifo_reuse{}, sharing);
-  if (!check_sharing(graph.g, plan, steps, sharing).empty()) {
+  const memopt::share_options sharing = detail::share_options_of(graph);
+  const memopt::sharing_plan plan = memopt::linear_share(graph.g, steps, memopt::lifo_reuse{}, sharing);
+  if (!memopt::check_sharing(graph.g, plan, steps, sharing).empty()) {
     throw std::logic_error("memonger: linear_share produced an invalid plan");
   }
   // Name storages in order of first release: at each op, its inputs then outputs.
-  const auto live = liveness(graph.g, steps);
+  const auto live = memopt::liveness(graph.g, steps);
   std::vector<std::string> storage_name(plan.num_storages());
   std::size_t k = 0;
   for (std::size_t i = 0; i < net.op.size(); ++i) {
     for (const auto* blobs : {&net.op[i].input, &net.op[i].output}) {
       for (const auto& blob : *blobs) {
-        const buffer_id b = graph.buffer_of.at(blob);
+        const memopt::buffer_id b = graph.buffer_of.at(blob);
         std::string& name = storage_name[plan.storage_of[b]];
         if (graph.fixed[b] || !name.empty() || live.intervals[b].last != graph.first_op + i) continue;
         name = "__m" + std::to_string(k++) + "_shared";
@@ -311,14 +315,14 @@ inline share_options share_options_of(const net_graph& graph) {
       }
     }
   }
-  const share_options sharing = detail::share_options_of(graph);
-  const sharing_plan plan = options.seed_size_pick
-                                ? dag_share(graph.g, caffe2_size_aware_reuse{}, sharing)
-                                : dag_share(graph.g, best_fit_reuse{}, sharing);
-  if (!check_sharing(graph.g, plan, sharing).empty()) {
+  const memopt::share_options sharing = detail::share_options_of(graph);
+  const memopt::sharing_plan plan = options.seed_size_pick
+                                        ? memopt::dag_share(graph.g, memopt::caffe2_size_aware_reuse{}, sharing)
+                                        : memopt::dag_share(graph.g, memopt::best_fit_reuse{}, sharing);
+  if (!memopt::check_sharing(graph.g, plan, sharing).empty()) {
     throw std::logic_error("memonger: dag_share produced an invalid plan");
   }
-  const auto members = storage_members(plan);
+  const auto members = memopt::storage_members(plan);
   std::vector<std::string> storage_name(plan.num_storages());
   std::size_t k = 0;
   for (std::size_t s = 0; s < plan.num_storages(); ++s) {
@@ -327,4 +331,4 @@ inline share_options share_options_of(const net_graph& graph) {
   return detail::renamed(net, graph, plan, storage_name);
 }
 
-}  // namespace memopt::caffe2_like
+}  // namespace caffe2_like

@@ -7,20 +7,24 @@
 //
 // Every defect is a net_error naming the op (by index and type) and field.
 
+#include <memopt/error.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace memopt::caffe2_like {
+namespace caffe2_like {
 
 /// The NetDef is malformed, or cannot be what it claims (a blob read before it is made).
-class net_error : public std::runtime_error {
+/// A memopt::error like the library's own, so one handler serves both; it names
+/// ops and blobs, not vertices, so describe() is what().
+class net_error : public memopt::error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit net_error(const std::string& message) : memopt::error(message) {}
+  [[nodiscard]] std::string describe(const memopt::vertex_namer&) const override { return what(); }
 };
 
 struct device_option {
@@ -140,4 +144,4 @@ inline device_option parse_device(const nlohmann::json& object, const std::strin
   return out;
 }
 
-}  // namespace memopt::caffe2_like
+}  // namespace caffe2_like

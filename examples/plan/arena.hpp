@@ -19,7 +19,7 @@
 #include "format.hpp"
 #include "schedulers.hpp"
 
-#include <io/minimalloc_csv.hpp>
+#include <memopt/io/minimalloc_csv.hpp>
 
 #include <memopt/heap.hpp>
 #include <memopt/liveness.hpp>

@@ -2,7 +2,7 @@
 // What every memopt-plan subcommand shares: the one-line error a user sees,
 // loading a graph file, and naming the library's vertices by node name.
 
-#include <io/graph_file.hpp>
+#include <memopt/io/graph_file.hpp>
 
 #include <memopt/error.hpp>
 

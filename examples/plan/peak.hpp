@@ -9,7 +9,7 @@
 
 #include "command.hpp"
 
-#include <io/order_file.hpp>
+#include <memopt/io/order_file.hpp>
 
 #include <memopt/liveness.hpp>
 

@@ -12,7 +12,7 @@
 #include "command.hpp"
 #include "format.hpp"
 
-#include <io/order_file.hpp>
+#include <memopt/io/order_file.hpp>
 
 #include <memopt/liveness.hpp>
 #include <memopt/share.hpp>

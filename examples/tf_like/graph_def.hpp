@@ -13,7 +13,7 @@
 //   ref_inputs, resource_inputs    data input indices reading a reference/resource
 //   ref_outputs, resource_outputs  output ports that are references/resources
 // A GraphDef node has as many outputs as its highest port read plus one (at
-// least one). Every defect, a cycle included, is an io::format_error naming
+// least one). Every defect, a cycle included, is a memopt::io::format_error naming
 // the node.
 //
 // Storages, where TF shares a buffer instead of making one: the k-th
@@ -22,7 +22,7 @@
 // (Identity, RefIdentity, StopGradient, PreventGradient, Reshape, Squeeze,
 // ExpandDims) output a view of their first data input.
 
-#include <io/graph_file.hpp>
+#include <memopt/io/graph_file.hpp>
 
 #include <memopt/colocate/placement.hpp>
 #include <memopt/graph/tensor_traits.hpp>
@@ -37,23 +37,23 @@
 #include <unordered_map>
 #include <vector>
 
-namespace memopt::tf_like {
+namespace tf_like {
 
-struct node : tensor_node, placement_node {};
-struct edge : tensor_edge {
+struct node : memopt::tensor_node, memopt::placement_node {};
+struct edge : memopt::tensor_edge {
   bool reference = false;  ///< reads a reference/resource
 };
 /// Vertices in the file's node order.
 using graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, node, edge, std::string>;
 
 /// Names vertices by node name, for error::describe.
-[[nodiscard]] inline vertex_namer node_namer(const graph& g) {
-  return [&g](std::size_t v) { return v < num_vertices(g) ? "'" + g[v].name + "'" : index_name(v); };
+[[nodiscard]] inline memopt::vertex_namer node_namer(const graph& g) {
+  return [&g](std::size_t v) { return v < num_vertices(g) ? "'" + g[v].name + "'" : memopt::index_name(v); };
 }
 
 namespace detail {
 
-using io::format_error;
+using memopt::io::format_error;
 
 inline std::string base64_decode(const std::string& text) {
   std::string out;
@@ -174,20 +174,20 @@ inline bool forwards_input(const std::string& op) {
 /// Declares the storages TF shares (see the header comment) on node `v`,
 /// whose data inputs read `sources` in order.
 inline void share_forwarded_storage(graph& g, std::size_t v, const nlohmann::json& attrs,
-                                    const std::vector<buffer_ref<std::size_t>>& sources) {
+                                    const std::vector<memopt::buffer_ref<std::size_t>>& sources) {
   node& n = g[v];
   const bool forwards = forwards_input(n.op);
-  if (forwards && !sources.empty()) n.outputs[0].shares = shared_storage<std::size_t>{sources[0], false};
+  if (forwards && !sources.empty()) n.outputs[0].shares = memopt::shared_storage<std::size_t>{sources[0], false};
   const auto ref_inputs = index_list(attrs, "ref_inputs", n.name);
   const auto ref_outputs = index_list(attrs, "ref_outputs", n.name);
   for (std::size_t k = 0; k < std::min(ref_inputs.size(), ref_outputs.size()); ++k) {
     if (ref_outputs[k] >= n.outputs.size()) continue;  // refused by the caller
-    n.outputs[ref_outputs[k]].shares = shared_storage<std::size_t>{sources.at(ref_inputs[k]), !forwards};
+    n.outputs[ref_outputs[k]].shares = memopt::shared_storage<std::size_t>{sources.at(ref_inputs[k]), !forwards};
   }
 }
 
 inline void require_acyclic_named(const graph& g) {
-  if (const auto cycle = find_cycle(g)) {
+  if (const auto cycle = memopt::find_cycle(g)) {
     std::string text = "the graph has a cycle: ";
     for (const std::size_t v : *cycle) text += "'" + g[v].name + "' -> ";
     throw format_error("", text + "'" + g[cycle->front()].name + "'");
@@ -196,7 +196,7 @@ inline void require_acyclic_named(const graph& g) {
 
 }  // namespace detail
 
-/// A GraphDef in JSON. Throws io::format_error.
+/// A GraphDef in JSON. Throws memopt::io::format_error.
 [[nodiscard]] inline graph read_graph_def(const nlohmann::json& doc) {
   using detail::format_error;
   if (!doc.is_object() || !doc.contains("node") || !doc["node"].is_array()) {
@@ -223,7 +223,7 @@ inline void require_acyclic_named(const graph& g) {
     if (const auto it = spec.find("attr"); it != spec.end()) detail::read_attrs(n, *it);
     add_vertex(std::move(n), g);
   }
-  std::vector<std::vector<buffer_ref<std::size_t>>> all_sources;  // data inputs of each node
+  std::vector<std::vector<memopt::buffer_ref<std::size_t>>> all_sources;  // data inputs of each node
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const auto& name = g[i].name;
     const auto attrs = nodes[i].value("attr", nlohmann::json::object());
@@ -231,7 +231,7 @@ inline void require_acyclic_named(const graph& g) {
     const auto inputs = nodes[i].value("input", nlohmann::json::array());
     if (!inputs.is_array()) throw format_error(name, "\"input\" must be a list");
     std::size_t data_inputs = 0;
-    std::vector<buffer_ref<std::size_t>> sources;
+    std::vector<memopt::buffer_ref<std::size_t>> sources;
     for (const auto& input : inputs) {
       if (!input.is_string()) throw format_error(name, "input " + input.dump() + " is not a string");
       std::string text = input;
@@ -278,13 +278,13 @@ inline void require_acyclic_named(const graph& g) {
   return g;
 }
 
-/// A memopt-graph/1 graph with its placement attributes. Throws io::format_error.
-[[nodiscard]] inline graph from_file_graph(const io::file_graph& file) {
+/// A memopt-graph/1 graph with its placement attributes. Throws memopt::io::format_error.
+[[nodiscard]] inline graph from_file_graph(const memopt::io::file_graph& file) {
   graph g;
   g[boost::graph_bundle] = file[boost::graph_bundle].name;
   for (const auto v : boost::make_iterator_range(vertices(file))) {
     node n;
-    static_cast<tensor_node&>(n) = file[v];
+    static_cast<memopt::tensor_node&>(n) = file[v];
     n.name = file[v].name;
     n.op = file[v].op;
     n.device = file[v].device;
@@ -300,7 +300,7 @@ inline void require_acyclic_named(const graph& g) {
     std::size_t data_inputs = 0;
     for (const auto e : boost::make_iterator_range(in_edges(v, file))) {
       edge copy;
-      static_cast<tensor_edge&>(copy) = file[e];
+      static_cast<memopt::tensor_edge&>(copy) = file[e];
       if (!copy.control) copy.reference = std::ranges::count(references, data_inputs++) > 0;
       add_edge(source(e, file), v, copy, g);
     }
@@ -311,20 +311,20 @@ inline void require_acyclic_named(const graph& g) {
   return g;
 }
 
-/// Reads either format, by content (gzip or not). Throws io::format_error.
+/// Reads either format, by content (gzip or not). Throws memopt::io::format_error.
 [[nodiscard]] inline graph read_graph(const std::string& path) {
-  const std::string text = io::detail::read_file(path);
+  const std::string text = memopt::io::detail::read_file(path);
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw io::format_error("", std::string("not JSON: ") + e.what());
+    throw memopt::io::format_error("", std::string("not JSON: ") + e.what());
   }
-  if (doc.is_object() && doc.contains("format")) return from_file_graph(io::parse_graph(text));
+  if (doc.is_object() && doc.contains("format")) return from_file_graph(memopt::io::parse_graph(text));
   auto g = read_graph_def(doc);
   const auto name = doc.find("name");
   g[boost::graph_bundle] = name != doc.end() && name->is_string() ? name->get<std::string>() : "graphdef";
   return g;
 }
 
-}  // namespace memopt::tf_like
+}  // namespace tf_like

@@ -14,22 +14,23 @@
 
 #include <nlohmann/json.hpp>
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace memopt::tf_like {
+namespace tf_like {
 
-/// A placer configuration that cannot be used.
-class config_error : public std::runtime_error {
+/// A placer configuration that cannot be used. A memopt::error like the
+/// library's own; it names keys, not vertices, so describe() is what().
+class config_error : public memopt::error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit config_error(const std::string& message) : memopt::error(message) {}
+  [[nodiscard]] std::string describe(const memopt::vertex_namer&) const override { return what(); }
 };
 
 struct placer_config {
-  device_set devices;
-  kernel_registry kernels;
-  placement_options options;
+  memopt::device_set devices;
+  memopt::kernel_registry kernels;
+  memopt::placement_options options;
 };
 
 namespace detail {
@@ -49,13 +50,13 @@ inline std::vector<std::string> strings_at(const nlohmann::json& doc, const char
   return items;
 }
 
-inline std::vector<kernel> kernels_of(const std::string& op, const nlohmann::json& list) {
+inline std::vector<memopt::kernel> kernels_of(const std::string& op, const nlohmann::json& list) {
   const auto bad = [&](const nlohmann::json& entry) {
     return config_error("kernels." + op + ": " + entry.dump() +
                         " is neither a device type nor {\"type\": ..., \"priority\": ...}");
   };
   if (!list.is_array()) throw config_error("kernels." + op + " must be a list of device types");
-  std::vector<kernel> result;
+  std::vector<memopt::kernel> result;
   for (const auto& entry : list) {
     if (entry.is_string()) {
       result.push_back({entry.get<std::string>()});
@@ -80,8 +81,8 @@ inline std::vector<kernel> kernels_of(const std::string& op, const nlohmann::jso
   const auto preference = detail::strings_at(doc, "device_type_preference", false);
   placer_config config{[&] {
                          try {
-                           return device_set(names, preference);
-                         } catch (const malformed_device_error& e) {
+                           return memopt::device_set(names, preference);
+                         } catch (const memopt::malformed_device_error& e) {
                            throw config_error(std::string("devices: ") + e.what());
                          }
                        }(),
@@ -105,4 +106,4 @@ inline std::vector<kernel> kernels_of(const std::string& op, const nlohmann::jso
   return config;
 }
 
-}  // namespace memopt::tf_like
+}  // namespace tf_like

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace c2 = memopt::caffe2_like;
+namespace c2 = caffe2_like;
 
 namespace {
 
@@ -184,6 +184,13 @@ TEST_CASE("errors: a blob read before the op that makes it, malformed nets") {
   CHECK_THROWS_AS((void)c2::parse_net(std::string(R"({"op": [{"input": []}]})")), c2::net_error);
   CHECK_THROWS_AS((void)c2::parse_net(std::string(R"({"op": [{"type": "A", "device_option": {"device_type": "gpu"}}]})")),
                   c2::net_error);
+  // A memopt::error like the library's, naming ops rather than vertices.
+  try {
+    (void)c2::optimize_inference_net(early);
+    FAIL("no error");
+  } catch (const memopt::error& e) {
+    CHECK(e.describe(memopt::index_name) == e.what());
+  }
 }
 
 TEST_CASE("post-check: a rewrite that changes what an op reads is refused") {

@@ -1,6 +1,6 @@
-// examples/io/minimalloc_csv.hpp: MiniMalloc's CSV in and out; bad rows are
+// memopt/io/minimalloc_csv.hpp: MiniMalloc's CSV in and out; bad rows are
 // refused with their line number.
-#include <io/minimalloc_csv.hpp>
+#include <memopt/io/minimalloc_csv.hpp>
 
 #include <memopt/heap/check.hpp>
 #include <memopt/heap/exact.hpp>

@@ -1,9 +1,9 @@
-// examples/io: the memopt-graph/1 reader, on the shipped files and on every
+// memopt/io: the memopt-graph/1 reader, on the shipped files and on every
 // class of bad input.
 #include "../support/named_graphs.hpp"
 
-#include <io/graph_file.hpp>
-#include <io/order_file.hpp>
+#include <memopt/io/graph_file.hpp>
+#include <memopt/io/order_file.hpp>
 #include <memopt/liveness.hpp>
 
 #include <doctest/doctest.h>

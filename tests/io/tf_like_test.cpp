@@ -1,6 +1,7 @@
 // tf_like/: where TensorFlow shares a buffer, the GraphDef adapter declares a
 // storage: reference outputs written in place, forwarding ops as views.
 #include <tf_like/graph_def.hpp>
+#include <tf_like/placer_config.hpp>
 
 #include <memopt/liveness.hpp>
 
@@ -9,7 +10,7 @@
 using shared = memopt::shared_storage<std::size_t>;
 
 TEST_CASE("read_graph_def: Assign writes its reference in place, Identity forwards, the model orders them") {
-  const auto g = memopt::tf_like::read_graph_def(nlohmann::json::parse(R"({"node": [
+  const auto g = tf_like::read_graph_def(nlohmann::json::parse(R"({"node": [
       {"name": "v", "op": "VariableV2", "attr": {"ref_outputs": [0]}},
       {"name": "init", "op": "Const"},
       {"name": "read", "op": "Identity", "input": ["v"], "attr": {"ref_inputs": [0]}},
@@ -28,4 +29,16 @@ TEST_CASE("read_graph_def: Assign writes its reference in place, Identity forwar
         std::vector<memopt::storage_hazard>{{2, 4, true}, {3, 4, true}, {4, 5, false}});
   CHECK_FALSE(memopt::is_topological_order(g, std::vector<std::size_t>{0, 1, 4, 2, 3, 5}));
   CHECK(memopt::is_topological_order(g, memopt::program_order(g)));
+}
+
+TEST_CASE("the adapter's errors are memopt::errors naming nodes or keys") {
+  CHECK_THROWS_WITH_AS((void)tf_like::read_graph_def(nlohmann::json::parse(R"({"node": [{"name": "a", "input": ["b"]}]})")),
+                       "node 'a': input \"b\" names no node", memopt::error);
+  try {
+    (void)tf_like::parse_placer_config(nlohmann::json::parse(R"({"devices": []})"));
+    FAIL("no error");
+  } catch (const memopt::error& e) {
+    CHECK(e.describe(memopt::index_name) == e.what());
+    CHECK(std::string(e.what()) == "\"devices\" is empty: there is nothing to place on");
+  }
 }

@@ -4,7 +4,7 @@
 #include "../support/random_dag.hpp"
 #include "../support/random_heap.hpp"
 
-#include <io/minimalloc_csv.hpp>
+#include <memopt/io/minimalloc_csv.hpp>
 
 #include <memopt/heap.hpp>
 #include <memopt/liveness.hpp>

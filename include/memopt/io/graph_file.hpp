@@ -1,8 +1,9 @@
 #pragma once
 // Reader for memopt-graph/1 files (.json, or .json.gz by content), the JSON
-// interchange format of ../../docs/graph-format.md. An adapter outside the core:
-// it builds a boost::adjacency_list whose bundles derive from memopt's own, so
-// every memopt algorithm runs on it through the default tensor_traits.
+// interchange format of docs/graph-format.md. Part of the memopt::io
+// component, beside the core (which needs neither JSON nor zlib): it builds a
+// boost::adjacency_list whose bundles derive from memopt's own, so every
+// memopt algorithm runs on it through the default tensor_traits.
 //
 // Every defect of the file, a cycle included, is a format_error naming the
 // nodes at fault.

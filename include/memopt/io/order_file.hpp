@@ -4,7 +4,7 @@
 // names form a topological order is the library's call (check_topological_order);
 // this only refuses names the graph does not have.
 
-#include "graph_file.hpp"
+#include <memopt/io/graph_file.hpp>
 
 #include <fstream>
 #include <string>

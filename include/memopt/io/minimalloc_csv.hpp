@@ -9,7 +9,7 @@
 //
 // Every defect is a format_error naming the line (the header is line 1).
 
-#include "graph_file.hpp"
+#include <memopt/io/graph_file.hpp>
 
 #include <memopt/heap/problem.hpp>
 
