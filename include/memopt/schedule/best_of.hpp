@@ -7,6 +7,7 @@
 // of dense vertex indices; the ones here also have a name().
 
 #include <memopt/graph/compact.hpp>
+#include <memopt/registry.hpp>
 #include <memopt/schedule/dfs.hpp>
 #include <memopt/schedule/inductor.hpp>
 #include <memopt/schedule/list.hpp>
@@ -75,19 +76,6 @@ struct best_of_result : schedule_result<G> {
   std::vector<candidate_peak> candidates;  ///< in the order given
 };
 
-namespace detail {
-
-template <class S>
-std::string scheduler_name(const S& s, std::size_t position) {
-  if constexpr (requires { s.name(); }) {
-    return std::string(s.name());
-  } else {
-    return "scheduler " + std::to_string(position);
-  }
-}
-
-}  // namespace detail
-
 /// The lowest-peak order among the schedulers' (the first one on ties).
 template <tensor_graph G, vertex_index_map<G> Index, scheduler... S>
 [[nodiscard]] best_of_result<G> best_of(const G& g, Index index, const S&... schedulers) {
@@ -100,7 +88,8 @@ template <tensor_graph G, vertex_index_map<G> Index, scheduler... S>
     const std::vector<std::size_t> order = s(snapshot);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     auto r = evaluate_order(g, by_index, order, index);
-    best.candidates.push_back({detail::scheduler_name(s, best.candidates.size()), r.peak_bytes, seconds});
+    best.candidates.push_back(
+        {detail::algorithm_name(s, "scheduler", best.candidates.size()), r.peak_bytes, seconds});
     if (best.candidates.size() == 1 || r.peak_bytes < best.peak_bytes) {
       static_cast<schedule_result<G>&>(best) = std::move(r);
       best.chosen = best.candidates.size() - 1;
