@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,20 +48,19 @@ struct graph_arena {
 
 inline graph_arena graph_arena_problem(const io::file_graph& g, const std::vector<std::size_t>& order,
                                        std::uint64_t alignment, bool may_alias) {
-  const auto live = liveness(g, order);
-  const auto storage = may_alias ? alias_storage(g, live) : live.buffers.storage;
-  const auto all = heap_buffers_of(live, {.alignment = alignment, .storage = storage});
+  const auto all = make_arena_problem(g, std::span(order), {.alignment = alignment, .may_alias = may_alias});
+  const auto& table = all.live.buffers;
   graph_arena arena;
   arena.problem.has_alignment = alignment > 1;
-  std::vector<buffer_id> row_of(all.size());
-  for (buffer_id b = 0, row = 0; b < all.size(); ++b) {
-    if (!live.buffers.persistent[b]) row_of[b] = row++;
+  std::vector<buffer_id> row_of(table.size());
+  for (buffer_id b = 0, row = 0; b < table.size(); ++b) {
+    if (!table.persistent[b]) row_of[b] = row++;
   }
-  for (buffer_id b = 0; b < all.size(); ++b) {
-    if (live.buffers.persistent[b]) continue;
-    arena.problem.ids.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
-    arena.problem.buffers.push_back(all[b]);
-    arena.storage.push_back(row_of[storage[b]]);
+  for (buffer_id b = 0; b < table.size(); ++b) {
+    if (table.persistent[b]) continue;
+    arena.problem.ids.push_back(buffer_name(g, table.owner[b], table.port_of(b)));
+    arena.problem.buffers.push_back(all.buffers[b]);
+    arena.storage.push_back(row_of[all.storage[b]]);
   }
   return arena;
 }
