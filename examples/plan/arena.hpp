@@ -26,9 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -40,27 +38,6 @@
 
 namespace memopt::plan {
 
-/// The heuristics by their command-line names, in report order.
-inline const std::vector<std::pair<std::string, std::function<heap_plan(std::span<const heap_buffer>)>>>&
-heap_heuristics() {
-  static const std::vector<std::pair<std::string, std::function<heap_plan(std::span<const heap_buffer>)>>> table = {
-      {"first-fit", [](auto b) { return plan_heap(b, first_fit{}); }},
-      {"best-fit", [](auto b) { return plan_heap(b, best_fit{}); }},
-      {"xla-size", [](auto b) { return plan_heap(b, xla_size_fit{}); }},
-      {"xla-area", [](auto b) { return plan_heap(b, xla_area_fit{}); }},
-      {"greedy-size", [](auto b) { return plan_heap(b, greedy_by_size{}); }},
-      {"greedy-breadth", [](auto b) { return plan_heap(b, greedy_by_breadth{}); }},
-      {"best", [](auto b) { return choose_best(b).plan; }},
-  };
-  return table;
-}
-
-/// The order a graph's lifetimes come from: the scheduler called `name`.
-inline std::vector<std::size_t> schedule_order(const io::file_graph& g, const std::string& name,
-                                               const search_limits& limits = {}) {
-  return run_scheduler(g, name, limits).order;
-}
-
 /// The arena problem of a graph under a schedule, one row per transient
 /// buffer, named "node:port"; storage[row] is the row whose storage it lives
 /// in (the row itself when none); may_alias adds alias_storage's reuse.
@@ -71,20 +48,19 @@ struct graph_arena {
 
 inline graph_arena graph_arena_problem(const io::file_graph& g, const std::vector<std::size_t>& order,
                                        std::uint64_t alignment, bool may_alias) {
-  const auto live = liveness(g, order);
-  const auto storage = may_alias ? alias_storage(g, live) : live.buffers.storage;
-  const auto all = heap_buffers_of(live, {.alignment = alignment, .storage = storage});
+  const auto all = make_arena_problem(g, std::span(order), {.alignment = alignment, .may_alias = may_alias});
+  const auto& table = all.live.buffers;
   graph_arena arena;
   arena.problem.has_alignment = alignment > 1;
-  std::vector<buffer_id> row_of(all.size());
-  for (buffer_id b = 0, row = 0; b < all.size(); ++b) {
-    if (!live.buffers.persistent[b]) row_of[b] = row++;
+  std::vector<buffer_id> row_of(table.size());
+  for (buffer_id b = 0, row = 0; b < table.size(); ++b) {
+    if (!table.persistent[b]) row_of[b] = row++;
   }
-  for (buffer_id b = 0; b < all.size(); ++b) {
-    if (live.buffers.persistent[b]) continue;
-    arena.problem.ids.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
-    arena.problem.buffers.push_back(all[b]);
-    arena.storage.push_back(row_of[storage[b]]);
+  for (buffer_id b = 0; b < table.size(); ++b) {
+    if (table.persistent[b]) continue;
+    arena.problem.ids.push_back(buffer_name(g, table.owner[b], table.port_of(b)));
+    arena.problem.buffers.push_back(all.buffers[b]);
+    arena.storage.push_back(row_of[all.storage[b]]);
   }
   return arena;
 }
@@ -102,12 +78,11 @@ inline void report_arena(const io::file_graph& g, std::ostream& out) {
     out << "  " << pad(name, 16) << pad(std::to_string(arena), 14, true) << pad(human_bytes(arena), 12, true)
         << pad(ratio, 13, true) << pad(milliseconds(ms), 11, true) << note << '\n';
   };
-  for (const auto& [name, run] : heap_heuristics()) {
-    const auto [plan, ms] = timed([&] { return run(buffers); });
-    row(name, plan.arena_bytes, ms, "");
+  for (const auto& algo : heap::entries()) {
+    const auto [r, ms] = timed([&] { return algo(buffers, {.time_limit_seconds = 10.0}); });
+    row(std::string(algo.name), r.plan.arena_bytes, ms,
+        !algo.default_seconds ? "" : r.proved_optimal ? "   proved optimal" : "   best found in 10 s");
   }
-  const auto [exact, ms] = timed([&] { return exact_fit(buffers, {.time_limit_seconds = 10.0}); });
-  row("exact", exact.plan.arena_bytes, ms, exact.proved_optimal ? "   proved optimal" : "   best found in 10 s");
   if (liveness(g, program_order(g)).buffers.aliased > 0) return;  // may-aliases are storages already
   const auto shared = graph_arena_problem(g, program_order(g), 1, true).problem.buffers;
   const auto [aliased, aliased_ms] = timed([&] { return exact_fit(shared, {.time_limit_seconds = 10.0}); });
@@ -131,9 +106,7 @@ inline command add_arena_command(CLI::App& app) {
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("arena", "arena offsets for every buffer, as JSON");
   add_graph_argument(cmd, opts->input, "MiniMalloc CSV (*.csv) or memopt-graph/1 file", "INPUT");
-  cmd->add_option("--algo", opts->algo,
-                  "first-fit, best-fit, xla-size, xla-area, greedy-size, greedy-breadth, best, exact")
-      ->capture_default_str();
+  cmd->add_option("--algo", opts->algo, joined(heap::names()))->capture_default_str();
   cmd->add_option("--capacity", opts->capacity, "arena bytes available: report whether the plan fits");
   cmd->add_option("--time-limit", opts->time_limit, "seconds for exact (default 60 unless --work-limit)")
       ->check(CLI::PositiveNumber);
@@ -143,16 +116,21 @@ inline command add_arena_command(CLI::App& app) {
   cmd->add_option("--output", opts->output, "write the plan as CSV with an offset column");
   cmd->add_option("--schedule", opts->schedule, "graph input: the scheduler lifetimes come from")
       ->capture_default_str()
-      ->check(CLI::IsMember(std::vector<std::string>(scheduler_names.begin(), scheduler_names.end())));
+      ->check(CLI::IsMember(schedule::names()));
   cmd->add_option("--alignment", opts->alignment, "graph input: every offset a multiple of this")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_flag("--alias", opts->alias,
                 "graph input: an output may also take over a may-alias input's storage where it dies");
   return {cmd, [opts] {
-            const bool is_csv = opts->input.path.ends_with(".csv");
+            const heap::entry* algo = nullptr;
+            try {
+              algo = &heap::by_name(opts->algo);
+            } catch (const unknown_algorithm_error& e) {
+              throw cli_error("unknown --algo '" + opts->algo + "' (known: " + joined(e.known) + ")");
+            }
             io::csv_problem problem;
             std::vector<buffer_id> storage;
-            if (is_csv) {
+            if (opts->input.path.ends_with(".csv")) {
               try {
                 problem = io::read_minimalloc_csv(opts->input.path);
               } catch (const error& e) {
@@ -161,52 +139,39 @@ inline command add_arena_command(CLI::App& app) {
             } else {
               const auto g = load_graph(opts->input);
               auto arena = naming_nodes(g, opts->input.path, [&] {
-                return graph_arena_problem(g, schedule_order(g, opts->schedule, {.work = opts->work_limit}),
-                                           opts->alignment, opts->alias);
+                const auto order = run_scheduler(g, opts->schedule, {.work_limit = opts->work_limit}).order;
+                return graph_arena_problem(g, order, opts->alignment, opts->alias);
               });
               problem = std::move(arena.problem);
               storage = std::move(arena.storage);
             }
-            const auto started = std::chrono::steady_clock::now();
-            nlohmann::ordered_json out;
-            out["algo"] = opts->algo;
-            heap_plan plan;
-            std::optional<exact_result> exact;
-            if (opts->algo == "exact") {
-              const auto seconds = opts->time_limit ? opts->time_limit
-                                   : opts->work_limit ? std::nullopt : std::optional(60.0);
-              exact = exact_fit(problem.buffers, {.capacity = opts->capacity, .time_limit_seconds = seconds,
-                                                  .work_limit = opts->work_limit});
-              plan = exact->plan;
-            } else {
-              const auto& table = heap_heuristics();
-              const auto it = std::ranges::find(table, opts->algo, [](const auto& entry) { return entry.first; });
-              if (it == table.end()) throw cli_error("unknown --algo '" + opts->algo + "'");
+            auto [r, ms] = timed([&] {
               try {
-                plan = it->second(problem.buffers);
+                auto planned = (*algo)(problem.buffers, {opts->time_limit, opts->work_limit}, opts->capacity);
+                share_offsets(planned.plan, storage);
+                return planned;
               } catch (const error& e) {
                 throw cli_error(opts->input.path + ": " + e.what());
               }
-            }
-            share_offsets(plan, storage);
-            const double seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            });
+            nlohmann::ordered_json out;
+            out["algo"] = opts->algo;
             out["buffers"] = problem.buffers.size();
-            out["arena_bytes"] = plan.arena_bytes;
-            out["lower_bound_bytes"] = plan.peak_bytes;
-            if (opts->capacity) out["fits"] = plan.arena_bytes <= *opts->capacity;
-            out["proved_optimal"] = exact ? exact->proved_optimal : plan.arena_bytes == plan.peak_bytes;
-            if (exact) {
-              out["status"] = exact->status == fit_status::fits           ? "fits"
-                              : exact->status == fit_status::does_not_fit ? "does-not-fit"
-                                                                           : "unknown";
-              out["nodes"] = exact->nodes;
+            out["arena_bytes"] = r.plan.arena_bytes;
+            out["lower_bound_bytes"] = r.plan.peak_bytes;
+            if (opts->capacity) out["fits"] = r.plan.arena_bytes <= *opts->capacity;
+            out["proved_optimal"] = r.proved_optimal;
+            if (algo->default_seconds) {  // a search: what it decided, and its work
+              out["status"] = r.status == fit_status::fits           ? "fits"
+                              : r.status == fit_status::does_not_fit ? "does-not-fit"
+                                                                      : "unknown";
+              out["nodes"] = r.nodes;
             }
-            out["fragmentation"] = plan.fragmentation();
-            out["seconds"] = seconds;
+            out["fragmentation"] = r.plan.fragmentation();
+            out["seconds"] = ms / 1000;
             if (!opts->output.empty()) {
               std::ofstream file(opts->output, std::ios::binary);
-              file << io::write_minimalloc_csv(problem, plan.offsets);
+              file << io::write_minimalloc_csv(problem, r.plan.offsets);
               if (!file) throw cli_error("cannot write " + opts->output);
             }
             std::cout << out.dump() << '\n';

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace memopt::plan {
 
@@ -35,6 +36,13 @@ inline std::string pad(const std::string& text, std::size_t width, bool right = 
   if (text.size() >= width) return text;
   const std::string fill(width - text.size(), ' ');
   return right ? fill + text : text + fill;
+}
+
+/// "a, b, c".
+inline std::string joined(const std::vector<std::string>& items, const std::string& separator = ", ") {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : separator) + item;
+  return text;
 }
 
 /// Milliseconds f() takes, and its result.

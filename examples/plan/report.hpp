@@ -11,7 +11,6 @@
 #include <memopt/liveness.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 #include <memory>
 #include <ostream>
@@ -59,13 +58,13 @@ inline void report_schedules(const io::file_graph& g, std::ostream& out) {
       << "  " << pad("schedule", 16) << pad("peak bytes", 14, true) << pad("peak", 12, true)
       << pad("vs program", 12, true) << pad("time", 12, true) << '\n';
   std::uint64_t best_bound = bound;
-  for (const auto name : scheduler_names) {
-    if (name == "exact") continue;  // best is exact within its budget
-    const auto r = run_scheduler(g, name);
+  for (const auto& scheduler : schedule::entries()) {
+    if (scheduler.name == "exact") continue;  // best is exact within its budget
+    const auto r = run_scheduler(g, scheduler.name);
     best_bound = std::max(best_bound, r.lower_bound_bytes);
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.3f", program == 0 ? 1.0 : double(r.peak_bytes) / double(program));
-    out << "  " << pad(std::string(name), 16) << pad(std::to_string(r.peak_bytes), 14, true)
+    out << "  " << pad(std::string(scheduler.name), 16) << pad(std::to_string(r.peak_bytes), 14, true)
         << pad(human_bytes(r.peak_bytes), 12, true) << pad(ratio, 12, true)
         << pad(milliseconds(r.seconds * 1000), 12, true) << '\n';
   }

@@ -26,10 +26,10 @@ inline command add_schedule_command(CLI::App& app) {
   add_graph_argument(cmd, opts->graph);
   cmd->add_option("--algo", opts->algo, "scheduler")
       ->required()
-      ->check(CLI::IsMember(std::vector<std::string>(scheduler_names.begin(), scheduler_names.end())));
-  cmd->add_option("--time-limit", opts->limits.seconds, "seconds for exact (default 60) and best (default 3)")
+      ->check(CLI::IsMember(schedule::names()));
+  cmd->add_option("--time-limit", opts->limits.time_limit_seconds, "seconds for exact (default 60) and best (default 3)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--work-limit", opts->limits.work,
+  cmd->add_option("--work-limit", opts->limits.work_limit,
                   "states exact and best may expand; alone (no --time-limit), the order depends on the graph only");
   return {cmd, [opts] {
             const auto g = load_graph(opts->graph);

@@ -26,19 +26,14 @@
 
 namespace memopt::plan {
 
-/// The plan of `algo` ("linear" or "dag") with `policy` ("" for the
-/// algorithm's default), checked; an invalid plan is an internal error.
+/// The plan of `algo` with `policy` ("" for the pass's default), checked; an
+/// invalid plan is an internal error.
 inline sharing_plan share_graph(const io::file_graph& g, const std::vector<std::size_t>& order,
                                 const std::string& algo, const std::string& policy) {
   const std::span<const std::size_t> steps(order);
-  const auto run = [&](auto reuse) {
-    return algo == "linear" ? linear_share(g, steps, reuse) : dag_share(g, reuse);
-  };
-  const std::string chosen = policy.empty() ? (algo == "linear" ? "lifo" : "best-fit") : policy;
-  const sharing_plan plan = chosen == "lifo"       ? run(lifo_reuse{})
-                            : chosen == "best-fit" ? run(best_fit_reuse{})
-                                                   : run(caffe2_size_aware_reuse{});
-  const auto violations = algo == "linear" ? check_sharing(g, plan, steps) : check_sharing(g, plan);
+  const auto& pass = share::by_name(algo);
+  const auto plan = pass(g, steps, policy);
+  const auto violations = pass.every_order ? check_sharing(g, plan) : check_sharing(g, plan, steps);
   if (!violations.empty()) {
     throw std::logic_error(algo + " sharing produced an invalid plan (" +
                            std::to_string(violations.size()) + " violations)");
@@ -58,11 +53,11 @@ inline command add_share_command(CLI::App& app) {
   add_graph_argument(cmd, opts->graph);
   cmd->add_option("--algo", opts->algo, "linear (one order) or dag (every order)")
       ->required()
-      ->check(CLI::IsMember({"linear", "dag"}));
+      ->check(CLI::IsMember(share::names()));
   cmd->add_option("--order", opts->order, "linear: node names, one a line (default: the file's order)");
   cmd->add_option("--policy", opts->policy,
                   "reuse policy: lifo (linear's default), best-fit (dag's default), caffe2")
-      ->check(CLI::IsMember({"lifo", "best-fit", "caffe2"}));
+      ->check(CLI::IsMember(share::policy_names()));
   return {cmd, [opts] {
             if (opts->algo == "dag" && !opts->order.empty()) {
               throw cli_error("share: --order applies to --algo linear only");
@@ -76,7 +71,7 @@ inline command add_share_command(CLI::App& app) {
               nlohmann::ordered_json out;
               out["graph"] = g[boost::graph_bundle].name;
               out["algo"] = opts->algo;
-              out["policy"] = opts->policy.empty() ? (opts->algo == "linear" ? "lifo" : "best-fit")
+              out["policy"] = opts->policy.empty() ? std::string(share::by_name(opts->algo).default_policy)
                                                    : opts->policy;
               auto& storages = out["storages"] = nlohmann::ordered_json::array();
               for (std::size_t s = 0; s < plan.num_storages(); ++s) {

@@ -51,6 +51,27 @@ class cycle_error : public error {
   }
 };
 
+/// No algorithm of `family` ("scheduler", "heap algorithm", ...) is called
+/// `name`; `known` lists the names its registry has.
+class unknown_algorithm_error : public error {
+ public:
+  unknown_algorithm_error(std::string of_family, std::string bad_name, std::vector<std::string> names)
+      : error(message(of_family, bad_name, names)), family(std::move(of_family)), name(std::move(bad_name)),
+        known(std::move(names)) {}
+  std::string family;
+  std::string name;
+  std::vector<std::string> known;
+  [[nodiscard]] std::string describe(const vertex_namer&) const override { return what(); }
+
+ private:
+  static std::string message(const std::string& family, const std::string& name,
+                             const std::vector<std::string>& known) {
+    std::string text = "unknown " + family + " '" + name + "'; known:";
+    for (const auto& k : known) text += " " + k;
+    return text;
+  }
+};
+
 /// What is wrong with a sequence that should be a topological order.
 enum class order_fault {
   unknown_vertex,     ///< `vertex` is not an index below the vertex count

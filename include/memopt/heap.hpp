@@ -9,3 +9,4 @@
 #include <memopt/heap/graph.hpp>
 #include <memopt/heap/online_fit.hpp>
 #include <memopt/heap/problem.hpp>
+#include <memopt/heap/registry.hpp>

@@ -6,3 +6,4 @@
 #include <memopt/schedule/inductor.hpp>
 #include <memopt/schedule/list.hpp>
 #include <memopt/schedule/result.hpp>
+#include <memopt/schedule/registry.hpp>

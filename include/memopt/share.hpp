@@ -6,3 +6,4 @@
 #include <memopt/share/linear.hpp>
 #include <memopt/share/plan.hpp>
 #include <memopt/share/policy.hpp>
+#include <memopt/share/registry.hpp>

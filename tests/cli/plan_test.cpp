@@ -186,6 +186,14 @@ TEST_CASE("schedule: the JSON contract, and the optimum of the greedy trap") {
   check_refused(plan("schedule " + data_dir + "/small/greedy_trap.json --algo exact --time-limit -1"), "--time-limit");
 }
 
+TEST_CASE("schedule and arena: the library's names, and only those") {
+  const auto r = plan("schedule " + data_dir + "/small/greedy_trap.json --algo least-live-after");
+  REQUIRE(r.status == 0);
+  CHECK(nlohmann::json::parse(r.out)["method"] == "least-live-after");
+  check_refused(plan("arena " + data_dir + "/minimalloc/examples/input.12.csv --algo worst-fit"),
+                "(known: first-fit, best-fit, xla-size, xla-area, greedy-size, greedy-breadth, best, exact)");
+}
+
 TEST_CASE("schedule: a file whose own order is not topological") {
   const auto path = write_temp("late.json", graph_with(R"({"name": "b", "outputs": [1], "inputs": ["a:0"]},
                                                           {"name": "a", "outputs": [1]})"));

@@ -20,6 +20,7 @@
 #include <limits>
 #include <numeric>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -157,12 +158,14 @@ template <class Less>
 /// A global best-fit packer visiting buffers in the order `Order` gives.
 template <class Order>
 struct global_fit {
+  static constexpr std::string_view name() { return Order::name; }
   [[nodiscard]] std::vector<std::uint64_t> pack(std::span<const heap_buffer> buffers) const {
     return place_best_fit(buffers, Order{}(buffers));
   }
 };
 
 struct size_then_length_order {
+  static constexpr std::string_view name = "xla-size";
   std::vector<std::size_t> operator()(std::span<const heap_buffer> buffers) const {
     return sorted_buffers(buffers.size(), [&](std::size_t a, std::size_t b) {
       const auto length = [&](std::size_t x) { return buffers[x].upper - buffers[x].lower; };
@@ -173,6 +176,7 @@ struct size_then_length_order {
 };
 
 struct area_order {
+  static constexpr std::string_view name = "xla-area";
   std::vector<std::size_t> operator()(std::span<const heap_buffer> buffers) const {
     const auto area = [&](std::size_t x) {
       return static_cast<long double>(buffers[x].bytes) *
@@ -186,6 +190,7 @@ struct area_order {
 };
 
 struct size_order {
+  static constexpr std::string_view name = "greedy-size";
   std::vector<std::size_t> operator()(std::span<const heap_buffer> buffers) const {
     return sorted_buffers(buffers.size(), [&](std::size_t a, std::size_t b) {
       return buffers[a].bytes > buffers[b].bytes;
@@ -196,6 +201,7 @@ struct size_order {
 /// Each buffer ranks by the busiest time section it lives in (sections by
 /// live bytes, descending, earlier first on ties), then by size.
 struct breadth_order {
+  static constexpr std::string_view name = "greedy-breadth";
   std::vector<std::size_t> operator()(std::span<const heap_buffer> buffers) const {
     const time_sections times(buffers);
     const auto section = [&](std::uint64_t t) { return times.of(t); };

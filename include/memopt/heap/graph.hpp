@@ -30,19 +30,31 @@ struct arena_options {
   bool may_alias = false;       ///< add alias_storage's in-place reuse
 };
 
-struct arena_plan {
+struct arena_problem {
   liveness_result live;             ///< the order's lifetimes and buffer table (live.buffers)
   std::vector<buffer_id> storage;   ///< by buffer id: the root whose block it sits in
-  std::vector<heap_buffer> buffers; ///< the problem planned, one per buffer id (aliases empty)
-  heap_plan plan;                   ///< offsets by buffer id
+  std::vector<heap_buffer> buffers; ///< the problem, one per buffer id (aliases and persistent ones empty)
 };
+
+struct arena_plan : arena_problem {
+  heap_plan plan;  ///< offsets by buffer id
+};
+
+/// The problem plan_arena solves, for an algorithm given by name
+/// (heap::by_name) or a caller's own; then share_offsets(plan, storage).
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] arena_problem make_arena_problem(const G& g, std::span<const vertex_t<G>> order,
+                                               const arena_options& options = {}, Index index = {}) {
+  arena_problem problem{.live = liveness(g, order, index)};
+  problem.storage = options.may_alias ? alias_storage(g, problem.live, index) : problem.live.buffers.storage;
+  problem.buffers = heap_buffers_of(problem.live, {.alignment = options.alignment, .storage = problem.storage});
+  return problem;
+}
 
 template <tensor_graph G, heap_algorithm Algorithm, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] arena_plan plan_arena(const G& g, std::span<const vertex_t<G>> order, Algorithm algorithm,
                                     const arena_options& options = {}, Index index = {}) {
-  arena_plan arena{.live = liveness(g, order, index)};
-  arena.storage = options.may_alias ? alias_storage(g, arena.live, index) : arena.live.buffers.storage;
-  arena.buffers = heap_buffers_of(arena.live, {.alignment = options.alignment, .storage = arena.storage});
+  arena_plan arena{make_arena_problem(g, order, options, index)};
   arena.plan = plan_heap(arena.buffers, std::move(algorithm));
   share_offsets(arena.plan, arena.storage);
   return arena;

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -121,6 +122,7 @@ class free_list {
 template <class Pick>
 class online_fit {
  public:
+  static constexpr std::string_view name() { return Pick::name; }
   void allocate(buffer_id b, std::uint64_t bytes, std::uint64_t alignment = 1) {
     if (b >= offsets_.size()) offsets_.resize(b + 1, 0);
     if (bytes == 0) return;
@@ -149,11 +151,13 @@ class online_fit {
 };
 
 struct pick_lowest {
+  static constexpr std::string_view name = "first-fit";
   auto operator()(const free_list& holes, std::uint64_t bytes, std::uint64_t alignment) const {
     return holes.lowest_fit(bytes, alignment);
   }
 };
 struct pick_smallest {
+  static constexpr std::string_view name = "best-fit";
   auto operator()(const free_list& holes, std::uint64_t bytes, std::uint64_t alignment) const {
     return holes.smallest_fit(bytes, alignment);
   }

@@ -7,6 +7,7 @@
 // of dense vertex indices; the ones here also have a name().
 
 #include <memopt/graph/compact.hpp>
+#include <memopt/registry.hpp>
 #include <memopt/schedule/dfs.hpp>
 #include <memopt/schedule/inductor.hpp>
 #include <memopt/schedule/list.hpp>
@@ -75,19 +76,6 @@ struct best_of_result : schedule_result<G> {
   std::vector<candidate_peak> candidates;  ///< in the order given
 };
 
-namespace detail {
-
-template <class S>
-std::string scheduler_name(const S& s, std::size_t position) {
-  if constexpr (requires { s.name(); }) {
-    return std::string(s.name());
-  } else {
-    return "scheduler " + std::to_string(position);
-  }
-}
-
-}  // namespace detail
-
 /// A given order under a name: the graph's own order, a framework's.
 struct fixed_order {
   std::string label;
@@ -108,7 +96,7 @@ template <class G, scheduler... S>
     const std::vector<std::size_t> order = s(c);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     auto r = evaluate_order<G>(c, by_index, order);
-    best.candidates.push_back({scheduler_name(s, best.candidates.size()), r.peak_bytes, seconds});
+    best.candidates.push_back({algorithm_name(s, "scheduler", best.candidates.size()), r.peak_bytes, seconds});
     if (best.candidates.size() == 1 || r.peak_bytes < best.peak_bytes) {
       static_cast<schedule_result<G>&>(best) = std::move(r);
       best.chosen = best.candidates.size() - 1;

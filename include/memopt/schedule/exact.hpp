@@ -51,7 +51,7 @@ struct order_bounds {
   std::vector<std::size_t> order;  ///< dense vertex indices
   std::uint64_t peak_bytes = 0;
   std::uint64_t lower_bound_bytes = 0;
-  [[nodiscard]] bool proved_optimal() const { return peak_bytes == lower_bound_bytes; }
+  bool proved_optimal = false;  ///< peak_bytes == lower_bound_bytes
 };
 
 namespace detail {
@@ -511,6 +511,7 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
     }
   }
   r.lower_bound_bytes = std::min(lower_bound, r.peak_bytes);
+  r.proved_optimal = r.peak_bytes == r.lower_bound_bytes;
   return r;
 }
 
