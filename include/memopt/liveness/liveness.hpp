@@ -20,6 +20,7 @@
 // (an alias its vertex does not read, or a loop of aliases),
 // size_overflow_error (a live sum beyond 64 bits).
 
+#include <memopt/detail/checked.hpp>
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/concepts.hpp>
@@ -52,16 +53,6 @@ struct liveness_result {
   std::vector<buffer_id> live_at_peak;   ///< transient storages (roots) live at peak_step, by id
   std::uint64_t persistent_bytes = 0;    ///< sum of the persistent buffers
 };
-
-namespace detail {
-
-inline std::uint64_t checked_add(std::uint64_t sum, std::uint64_t added, std::size_t vertex) {
-  std::uint64_t total = 0;
-  if (__builtin_add_overflow(sum, added, &total)) throw size_overflow_error(vertex, sum, added);
-  return total;
-}
-
-}  // namespace detail
 
 /// Live intervals, timeline and peak of `order` on g.
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>

@@ -26,6 +26,8 @@
 // refused storage comes back to the pool at most once per refusal). Throws cycle_error (with the cycle), bad_port_error,
 // size_overflow_error, std::invalid_argument (options of the wrong length).
 
+#include <memopt/detail/kahn.hpp>
+#include <memopt/detail/union_find.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/graph/topology.hpp>
 #include <memopt/liveness/liveness.hpp>
@@ -54,8 +56,7 @@ template <class Persistent, class OnRun>
 std::size_t depth_first_topological(const compact_graph& c, Persistent&& persistent,
                                     std::vector<bool>& on_stack, OnRun&& on_run) {
   const std::size_t n = c.num_vertices();
-  std::vector<std::size_t> waiting(n);
-  for (std::size_t v = 0; v < n; ++v) waiting[v] = c.predecessors.size(v);
+  ready_tracker tracker(c);
   on_stack.assign(n, false);
   std::vector<bool> started(n, false);
   std::size_t ran = 0;
@@ -67,14 +68,12 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
   // First the vertices without predecessors, and the persistent vertices
   // that only they feed (weight views): their successors are counted down now.
   std::vector<std::size_t> first;
-  for (std::size_t v = 0; v < n; ++v) {
-    if (waiting[v] == 0) first.push_back(v);
-  }
+  tracker.start([&first](std::size_t v) { first.push_back(v); });
   for (std::size_t k = 0; k < first.size(); ++k) {
     run(first[k]);
-    for (const std::size_t w : c.successors[first[k]]) {
-      if (--waiting[w] == 0 && persistent(w)) first.push_back(w);
-    }
+    tracker.ran(first[k], [&](std::size_t w) {
+      if (persistent(w)) first.push_back(w);
+    });
   }
   struct frame {
     std::size_t v;
@@ -94,7 +93,7 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
       }
       const std::size_t w = successors[top.next++];
       // The successors of the first vertices were counted down when they ran.
-      const bool ready = stack.size() == 1 ? waiting[w] == 0 : --waiting[w] == 0;
+      const bool ready = stack.size() == 1 ? !tracker.waits(w) : tracker.arrived(w);
       if (ready && !started[w]) {
         on_stack[w] = true;  // before on_run: w lies on its own chain
         run(w);
@@ -123,12 +122,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   detail::free_pool<Policy> pool(options.max_free, std::move(policy));
 
   // Union-find: a vertex whose successors have all run points to the last of them.
-  std::vector<std::size_t> merged_into(n);
-  for (std::size_t v = 0; v < n; ++v) merged_into[v] = v;
-  const auto find = [&merged_into](std::size_t v) {
-    while (merged_into[v] != v) v = merged_into[v] = merged_into[merged_into[v]];
-    return v;
-  };
+  detail::union_find merged(n);
   std::vector<std::size_t> successors_left(n);
   for (std::size_t v = 0; v < n; ++v) successors_left[v] = c.successors.size(v);
   std::vector<std::size_t> readers_left(buffers.size());
@@ -161,7 +155,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   const std::size_t ran = detail::depth_first_topological(c, persistent, on_stack, [&](std::size_t i) {
     for (const std::size_t p : c.predecessors[i]) {
       predecessor_of[p] = i;
-      if (--successors_left[p] == 0) merged_into[p] = i;
+      if (--successors_left[p] == 0) merged.attach(p, i);
       for (const std::size_t s : parked[p]) pool.restore(s, plan.storage_bytes[s], freed[s].device, freed[s].release);
       parked[p].clear();
     }
@@ -170,7 +164,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
       auto& users = last_users[s];
       std::size_t kept = 0, blocker = none;
       for (const std::size_t u : users) {
-        const std::size_t leader = find(u);
+        const std::size_t leader = merged.find(u);
         if (seen[leader] == s) continue;
         seen[leader] = s;
         users[kept++] = leader;
