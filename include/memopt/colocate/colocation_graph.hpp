@@ -23,8 +23,8 @@
 
 #include <memopt/colocate/device_name.hpp>
 #include <memopt/colocate/devices.hpp>
+#include <memopt/colocate/errors.hpp>
 #include <memopt/detail/union_find.hpp>
-#include <memopt/error.hpp>
 
 #include <algorithm>
 #include <cassert>

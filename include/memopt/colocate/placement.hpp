@@ -28,7 +28,7 @@
 #include <memopt/colocate/colocation_graph.hpp>
 #include <memopt/colocate/device_name.hpp>
 #include <memopt/colocate/devices.hpp>
-#include <memopt/error.hpp>
+#include <memopt/colocate/errors.hpp>
 #include <memopt/graph/concepts.hpp>
 #include <memopt/graph/index_map.hpp>
 
