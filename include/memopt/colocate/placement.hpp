@@ -37,11 +37,9 @@
 #include <memopt/graph/index_map.hpp>
 
 #include <algorithm>
-#include <functional>
 #include <cstddef>
-#include <iterator>
+#include <functional>
 #include <limits>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
