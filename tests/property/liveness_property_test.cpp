@@ -57,6 +57,24 @@ TEST_CASE("property: with views and in-place results, the storage peak is the br
   }
 }
 
+TEST_CASE("property: liveness on the snapshot equals liveness on the graph") {
+  std::mt19937_64 rng(424242);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const auto spec = mt::random_dag(rng, {.alias_probability = trial % 2 == 0 ? 0.0 : 0.35});
+    const auto order = mt::random_topological_order(spec, rng);
+    const auto [g, vertex] = mt::build<mt::list_graph>(spec);
+    const auto index = mt::index_map(g);
+    INFO("trial " << trial);
+    const auto direct = memopt::liveness(g, mt::to_vertices<mt::list_graph>(vertex, order), index);
+    const auto snapshot = memopt::snapshot_liveness(memopt::make_compact_graph(g, index), order);
+    CHECK(snapshot.intervals == direct.intervals);
+    CHECK(snapshot.timeline == direct.timeline);
+    CHECK(snapshot.peak_step == direct.peak_step);
+    CHECK(snapshot.live_at_peak == direct.live_at_peak);
+    CHECK(snapshot.persistent_bytes == direct.persistent_bytes);
+  }
+}
+
 TEST_CASE("property: intervals follow the definition") {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 1000; ++trial) {

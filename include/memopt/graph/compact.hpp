@@ -53,6 +53,7 @@ struct compact_graph {
   csr_rows<compact_index> predecessors;  ///< by vertex: distinct predecessors
   csr_rows<compact_index> reads;         ///< by vertex: distinct buffers it reads
   csr_rows<compact_index> readers;       ///< by buffer: distinct vertices reading it
+  std::vector<storage_hazard> hazards;   ///< in-place orders, also among the successors
 
   [[nodiscard]] std::size_t num_vertices() const noexcept { return buffers.num_vertices(); }
 };
@@ -143,7 +144,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       for (const auto e : boost::make_iterator_range(out_edges(v, g))) visit(e);
     }
   }
-  for (const storage_hazard& h : storage_hazards(g, c.buffers, index)) {
+  c.hazards = storage_hazards(g, c.buffers, index);
+  for (const storage_hazard& h : c.hazards) {
     arcs.push_back({static_cast<compact_index>(h.before), static_cast<compact_index>(h.after), control_arc});
   }
   for (const arc& a : arcs) {

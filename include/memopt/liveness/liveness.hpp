@@ -13,7 +13,9 @@
 //   any of its tensors; every buffer of a storage gets the storage's interval
 //   (the aliases add no bytes). An order must keep the hazards of in-place
 //   writes (graph/storage.hpp) as it keeps edges.
-// O(V + E) for one order. Every family takes its peaks from here.
+// O(V + E) for one order. Every family takes its peaks from here. It runs on
+// the caller's graph, or on a compact_graph snapshot of it (the schedulers
+// evaluate every order they try on the one snapshot they took).
 //
 // Throws not_topological_error (the order, edges or storage hazards),
 // bad_port_error (an edge reading a port its source lacks), bad_alias_error
@@ -23,6 +25,7 @@
 #include <memopt/detail/checked.hpp>
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
+#include <memopt/graph/compact.hpp>
 #include <memopt/graph/concepts.hpp>
 #include <memopt/graph/storage.hpp>
 #include <memopt/graph/tensor_traits.hpp>
@@ -54,48 +57,14 @@ struct liveness_result {
   std::uint64_t persistent_bytes = 0;    ///< sum of the persistent buffers
 };
 
-/// Live intervals, timeline and peak of `order` on g.
-template <tensor_graph G, vertex_index_map<G> Index = identity_index>
-[[nodiscard]] liveness_result liveness(const G& g, std::span<const vertex_t<G>> order,
-                                       Index index = {}) {
-  using traits = tensor_traits<G>;
-  liveness_result r;
-  r.buffers = make_buffer_table(g, index);  // checks the index map first
-  const auto step = detail::positions_of(g, order, index, [](const order_violation& fault) {
-    throw not_topological_error(fault.fault, fault.vertex, fault.other);
-  });
-  const std::size_t n = step.size();
+namespace detail {
+
+/// The model once each buffer's own interval is known (its step and last
+/// reading step, or the whole run when persistent): storages, timeline, peak.
+/// vertex_at[t] names the vertex of step t in an overflow error.
+template <class VertexAt>
+void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at) {
   const buffer_table& buffers = r.buffers;
-
-  r.intervals.resize(buffers.size());
-  for (buffer_id b = 0; b < buffers.size(); ++b) {
-    const std::size_t def = step[buffers.owner[b]];
-    if (buffers.persistent[b]) {
-      r.intervals[b] = {0, n - 1};
-    } else {
-      r.intervals[b] = {def, buffers.live_out[b] ? n - 1 : def};
-    }
-  }
-
-  for (const auto u : boost::make_iterator_range(vertices(g))) {
-    const std::size_t i = index(u);
-    for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
-      const std::size_t j = index(target(e, g));
-      if (step[j] <= step[i]) throw not_topological_error(order_fault::before_predecessor, j, i);
-      if (traits::is_control(g, e)) continue;
-      const std::size_t port = traits::port(g, e);
-      if (port >= buffers.num_outputs(i)) {
-        throw bad_port_error(i, j, port, buffers.num_outputs(i));
-      }
-      const buffer_id b = buffers.id(i, port);
-      if (!buffers.persistent[b]) r.intervals[b].last = std::max(r.intervals[b].last, step[j]);
-    }
-  }
-  for (const storage_hazard& h : storage_hazards(g, buffers, index)) {
-    if (step[h.after] <= step[h.before]) {
-      throw not_topological_error(h.fault(), h.after, h.before);
-    }
-  }
   if (buffers.aliased > 0) {
     // A storage lives until its last tensor does; each tensor lives as long.
     for (buffer_id b = 0; b < buffers.size(); ++b) {
@@ -116,17 +85,17 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     const std::uint64_t bytes = buffers.bytes[b];
     const std::size_t owner = buffers.owner[b];
     if (buffers.persistent[b]) {
-      r.persistent_bytes = detail::checked_add(r.persistent_bytes, bytes, owner);
+      r.persistent_bytes = checked_add(r.persistent_bytes, bytes, owner);
       continue;
     }
     const live_interval live = r.intervals[b];
-    allocated[live.first] = detail::checked_add(allocated[live.first], bytes, owner);
-    freed[live.last] = detail::checked_add(freed[live.last], bytes, index(order[live.last]));
+    allocated[live.first] = checked_add(allocated[live.first], bytes, owner);
+    freed[live.last] = checked_add(freed[live.last], bytes, vertex_at(live.last));
   }
   std::uint64_t live_bytes = 0;
   for (std::size_t t = 0; t < n; ++t) {
     if (t > 0) live_bytes -= freed[t - 1];
-    live_bytes = detail::checked_add(live_bytes, allocated[t], index(order[t]));
+    live_bytes = checked_add(live_bytes, allocated[t], vertex_at(t));
     r.timeline[t] = live_bytes;
     if (live_bytes > r.peak_bytes) {
       r.peak_bytes = live_bytes;
@@ -139,6 +108,94 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       r.live_at_peak.push_back(b);
     }
   }
+}
+
+/// Each buffer's interval before any read: its step, to the end when live-out,
+/// the whole run when persistent.
+inline void start_intervals(liveness_result& r, const std::vector<std::size_t>& step) {
+  const buffer_table& buffers = r.buffers;
+  const std::size_t n = step.size();
+  r.intervals.resize(buffers.size());
+  for (buffer_id b = 0; b < buffers.size(); ++b) {
+    const std::size_t def = step[buffers.owner[b]];
+    if (buffers.persistent[b]) {
+      r.intervals[b] = {0, n - 1};
+    } else {
+      r.intervals[b] = {def, buffers.live_out[b] ? n - 1 : def};
+    }
+  }
+}
+
+/// Throws not_topological_error for the first hazard `step` breaks.
+inline void require_hazards_kept(std::span<const storage_hazard> hazards, const std::vector<std::size_t>& step) {
+  for (const storage_hazard& h : hazards) {
+    if (step[h.after] <= step[h.before]) throw not_topological_error(h.fault(), h.after, h.before);
+  }
+}
+
+}  // namespace detail
+
+/// Live intervals, timeline and peak of `order` on g.
+template <tensor_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] liveness_result liveness(const G& g, std::span<const vertex_t<G>> order,
+                                       Index index = {}) {
+  using traits = tensor_traits<G>;
+  liveness_result r;
+  r.buffers = make_buffer_table(g, index);  // checks the index map first
+  const auto step = detail::positions_of(g, order, index, [](const order_violation& fault) {
+    throw not_topological_error(fault.fault, fault.vertex, fault.other);
+  });
+  const buffer_table& buffers = r.buffers;
+  detail::start_intervals(r, step);
+
+  for (const auto u : boost::make_iterator_range(vertices(g))) {
+    const std::size_t i = index(u);
+    for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
+      const std::size_t j = index(target(e, g));
+      if (step[j] <= step[i]) throw not_topological_error(order_fault::before_predecessor, j, i);
+      if (traits::is_control(g, e)) continue;
+      const std::size_t port = traits::port(g, e);
+      if (port >= buffers.num_outputs(i)) {
+        throw bad_port_error(i, j, port, buffers.num_outputs(i));
+      }
+      const buffer_id b = buffers.id(i, port);
+      if (!buffers.persistent[b]) r.intervals[b].last = std::max(r.intervals[b].last, step[j]);
+    }
+  }
+  detail::require_hazards_kept(storage_hazards(g, buffers, index), step);
+  detail::finish_liveness(r, step.size(), [&](std::size_t t) { return index(order[t]); });
+  return r;
+}
+
+/// Live intervals, timeline and peak of `order` (dense vertex indices) on the
+/// snapshot c of a graph: the same result as liveness() on the graph itself.
+[[nodiscard]] inline liveness_result snapshot_liveness(const compact_graph& c,
+                                                       std::span<const std::size_t> order) {
+  liveness_result r;
+  r.buffers = c.buffers;
+  const std::size_t n = c.num_vertices();
+  std::vector<std::size_t> step(n, unscheduled);
+  for (std::size_t t = 0; t < order.size(); ++t) {
+    const std::size_t i = order[t];
+    if (i >= n) throw not_topological_error(order_fault::unknown_vertex, i);
+    if (step[i] != unscheduled) throw not_topological_error(order_fault::duplicate, i);
+    step[i] = t;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (step[i] == unscheduled) throw not_topological_error(order_fault::missing, i);
+  }
+  detail::require_hazards_kept(c.hazards, step);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const std::size_t j : c.successors[i]) {
+      if (step[j] <= step[i]) throw not_topological_error(order_fault::before_predecessor, j, i);
+    }
+  }
+  detail::start_intervals(r, step);
+  for (buffer_id b = 0; b < r.buffers.size(); ++b) {
+    if (r.buffers.persistent[b]) continue;
+    for (const std::size_t j : c.readers[b]) r.intervals[b].last = std::max(r.intervals[b].last, step[j]);
+  }
+  detail::finish_liveness(r, n, [&](std::size_t t) { return order[t]; });
   return r;
 }
 

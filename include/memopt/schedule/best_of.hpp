@@ -88,19 +88,27 @@ std::string scheduler_name(const S& s, std::size_t position) {
 
 }  // namespace detail
 
-/// The lowest-peak order among the schedulers' (the first one on ties).
-template <tensor_graph G, vertex_index_map<G> Index, scheduler... S>
-[[nodiscard]] best_of_result<G> best_of(const G& g, Index index, const S&... schedulers) {
-  static_assert(sizeof...(S) > 0, "best_of needs at least one scheduler");
-  const auto snapshot = make_compact_graph(g, index);
-  const auto by_index = vertices_by_index(g, index);
+/// A given order under a name: the graph's own order, a framework's.
+struct fixed_order {
+  std::string label;
+  std::vector<std::size_t> order;
+  std::string_view name() const { return label; }
+  std::vector<std::size_t> operator()(const compact_graph&) const { return order; }
+};
+
+namespace detail {
+
+/// best_of on the snapshot c of a graph whose vertices by index are by_index.
+template <class G, scheduler... S>
+[[nodiscard]] best_of_result<G> best_of_snapshot(const compact_graph& c, const std::vector<vertex_t<G>>& by_index,
+                                                 const S&... schedulers) {
   best_of_result<G> best;
   const auto run = [&](const auto& s) {
     const auto started = std::chrono::steady_clock::now();
-    const std::vector<std::size_t> order = s(snapshot);
+    const std::vector<std::size_t> order = s(c);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    auto r = evaluate_order(g, by_index, order, index);
-    best.candidates.push_back({detail::scheduler_name(s, best.candidates.size()), r.peak_bytes, seconds});
+    auto r = evaluate_order<G>(c, by_index, order);
+    best.candidates.push_back({scheduler_name(s, best.candidates.size()), r.peak_bytes, seconds});
     if (best.candidates.size() == 1 || r.peak_bytes < best.peak_bytes) {
       static_cast<schedule_result<G>&>(best) = std::move(r);
       best.chosen = best.candidates.size() - 1;
@@ -111,6 +119,51 @@ template <tensor_graph G, vertex_index_map<G> Index, scheduler... S>
   return best;
 }
 
+/// The graph's own order (vertices(g)) as dense indices.
+template <dag G, vertex_index_map<G> Index>
+[[nodiscard]] std::vector<std::size_t> program_indices(const G& g, Index index) {
+  std::vector<std::size_t> order;
+  order.reserve(num_vertices(g));
+  for (const auto v : boost::make_iterator_range(vertices(g))) order.push_back(index(v));
+  return order;
+}
+
+/// Whether `order` (a permutation of c's vertices) runs every arc of c
+/// forward, in-place orders included.
+inline bool runs_forward(const compact_graph& c, const std::vector<std::size_t>& order) {
+  std::vector<std::size_t> position(order.size());
+  for (std::size_t t = 0; t < order.size(); ++t) position[order[t]] = t;
+  for (std::size_t i = 0; i < c.num_vertices(); ++i) {
+    for (const std::size_t j : c.successors[i]) {
+      if (position[j] <= position[i]) return false;
+    }
+  }
+  return true;
+}
+
+/// best_heuristic on the snapshot c; `program` is the graph's own order.
+template <class G>
+[[nodiscard]] best_of_result<G> best_heuristic_snapshot(const compact_graph& c,
+                                                        const std::vector<vertex_t<G>>& by_index,
+                                                        std::vector<std::size_t> program) {
+  const auto heuristics = [&](const auto&... first) {
+    return best_of_snapshot<G>(c, by_index, first..., list_scheduler<>{}, dfs_scheduler{}, post_order_scheduler{},
+                               lpmf_scheduler{}, bfs_scheduler{}, dfs_size_scheduler{});
+  };
+  if (runs_forward(c, program)) return heuristics(fixed_order{"program", std::move(program)});
+  return heuristics();
+}
+
+}  // namespace detail
+
+/// The lowest-peak order among the schedulers' (the first one on ties), all
+/// run and evaluated on one snapshot of g.
+template <tensor_graph G, vertex_index_map<G> Index, scheduler... S>
+[[nodiscard]] best_of_result<G> best_of(const G& g, Index index, const S&... schedulers) {
+  static_assert(sizeof...(S) > 0, "best_of needs at least one scheduler");
+  return detail::best_of_snapshot<G>(make_compact_graph(g, index), vertices_by_index(g, index), schedulers...);
+}
+
 /// best_of on a graph whose vertices are their own index.
 template <tensor_graph G, scheduler... S>
   requires indexed_dag<G>
@@ -118,35 +171,20 @@ template <tensor_graph G, scheduler... S>
   return best_of(g, identity_index{}, schedulers...);
 }
 
-/// A given order under a name: the graph's own order, a framework's.
-struct fixed_order {
-  std::string label;
-  std::vector<std::size_t> order;
-  std::string_view name() const { return label; }
-  std::vector<std::size_t> operator()(const compact_graph&) const { return order; }
-};
-
 /// The graph's own order (vertices(g)) as dense indices, when it is a
 /// topological order; nullopt otherwise.
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] std::optional<fixed_order> program_scheduler(const G& g, Index index = {}) {
-  const auto program = program_order(g);
-  if (!is_topological_order(g, program, index)) return std::nullopt;
-  fixed_order f{"program", {}};
-  for (const auto v : program) f.order.push_back(index(v));
-  return f;
+  if (!is_topological_order(g, program_order(g), index)) return std::nullopt;
+  return fixed_order{"program", detail::program_indices(g, index)};
 }
 
 /// The best of every heuristic here (XLA's three, Inductor's three) and of the
-/// graph's own order when it is topological (listed first).
+/// graph's own order when it is topological (listed first), on one snapshot.
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] best_of_result<G> best_heuristic(const G& g, Index index = {}) {
-  const auto heuristics = [&](const auto&... first) {
-    return best_of(g, index, first..., list_scheduler<>{}, dfs_scheduler{}, post_order_scheduler{},
-                   lpmf_scheduler{}, bfs_scheduler{}, dfs_size_scheduler{});
-  };
-  if (const auto program = program_scheduler(g, index)) return heuristics(*program);
-  return heuristics();
+  return detail::best_heuristic_snapshot<G>(make_compact_graph(g, index), vertices_by_index(g, index),
+                                            detail::program_indices(g, index));
 }
 
 /// XLA's default memory scheduler: the best of list, DFS and post-order.

@@ -2,7 +2,8 @@
 // schedule_result: an order of the vertices with the peak the memory model
 // gives it; and the glue every scheduler shares: schedulers compute an order
 // of dense vertex indices on a compact_graph, and evaluate_order maps it back
-// to the caller's vertices and takes its peak from liveness().
+// to the caller's vertices and takes its peak from liveness() on that same
+// snapshot (a call reads the caller's graph once).
 
 #include <memopt/detail/kahn.hpp>
 #include <memopt/graph/compact.hpp>
@@ -30,14 +31,15 @@ struct schedule_result {
   bool proved_optimal = false;         ///< peak_bytes == lower_bound_bytes
 };
 
-/// The result of running `order` (dense indices) on g: its vertices and peak.
-template <tensor_graph G, vertex_index_map<G> Index>
-[[nodiscard]] schedule_result<G> evaluate_order(const G& g, const std::vector<vertex_t<G>>& by_index,
-                                                const std::vector<std::size_t>& order, Index index) {
+/// The result of running `order` (dense indices) on the snapshot c of a graph
+/// whose vertices by index are by_index: its vertices and peak.
+template <class G>
+[[nodiscard]] schedule_result<G> evaluate_order(const compact_graph& c, const std::vector<vertex_t<G>>& by_index,
+                                                const std::vector<std::size_t>& order) {
   schedule_result<G> r;
   r.order.reserve(order.size());
   for (const auto i : order) r.order.push_back(by_index[i]);
-  const auto live = liveness(g, r.order, index);
+  const auto live = snapshot_liveness(c, order);
   r.peak_bytes = live.peak_bytes;
   r.persistent_bytes = live.persistent_bytes;
   return r;
@@ -48,7 +50,8 @@ template <tensor_graph G, vertex_index_map<G> Index>
 template <tensor_graph G, vertex_index_map<G> Index, class OrderOf>
 [[nodiscard]] schedule_result<G> schedule_with(const G& g, Index index, std::string_view method,
                                                OrderOf&& order_of) {
-  auto r = evaluate_order(g, vertices_by_index(g, index), order_of(make_compact_graph(g, index)), index);
+  const auto c = make_compact_graph(g, index);
+  auto r = evaluate_order<G>(c, vertices_by_index(g, index), order_of(c));
   r.method = method;
   return r;
 }
