@@ -23,7 +23,8 @@
 
 #include <memopt/colocate/device_name.hpp>
 #include <memopt/colocate/devices.hpp>
-#include <memopt/error.hpp>
+#include <memopt/colocate/errors.hpp>
+#include <memopt/detail/union_find.hpp>
 
 #include <algorithm>
 #include <cassert>
@@ -70,9 +71,7 @@ class colocation_graph {
   /// n singletons that support every device type of `devices` and name no device.
   colocation_graph(std::size_t n, const device_set& devices, const kernel_registry& kernels,
                    bool soft_placement = false)
-      : devices_(&devices), kernels_(&kernels), soft_(soft_placement), members_(n), specs_(1) {
-    if (n > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("colocation_graph: over 2^32 vertices");
-    for (std::size_t v = 0; v < n; ++v) members_[v].parent = static_cast<std::uint32_t>(v);
+      : devices_(&devices), kernels_(&kernels), soft_(soft_placement), sets_(n), members_(n), specs_(1) {
     std::vector<std::size_t> all(devices.types().size());
     std::iota(all.begin(), all.end(), std::size_t{0});
     intern_support(std::move(all), {});
@@ -87,7 +86,7 @@ class colocation_graph {
   /// resource (it is then never overridden across reference edges).
   void initialize(std::size_t v, std::string_view op, std::string_view requested,
                   std::string_view assigned, bool resource_generator = false) {
-    assert(members_[v].parent == v && members_[v].rank == 0);
+    assert(sets_.is_root(v));
     members_[v].support = support_of(op);
     group_devices spec;
     if (!assigned.empty()) {
@@ -118,13 +117,7 @@ class colocation_graph {
   }
 
   /// The root of v's group.
-  [[nodiscard]] std::size_t find(std::size_t v) {
-    while (members_[v].parent != v) {
-      members_[v].parent = members_[members_[v].parent].parent;
-      v = members_[v].parent;
-    }
-    return v;
-  }
+  [[nodiscard]] std::size_t find(std::size_t v) { return sets_.find(v); }
 
   /// Merges the groups of u and v when their constraints allow it; otherwise
   /// returns what conflicts and changes nothing.
@@ -198,13 +191,11 @@ class colocation_graph {
   const device_set* devices_;
   const kernel_registry* kernels_;
   bool soft_;
-  /// One vertex; support and spec are meaningful at roots. One cache line
-  /// holds four, so a find touches one line per step.
+  detail::union_find sets_;
+  /// One vertex's constraints, meaningful at roots.
   struct member {
-    std::uint32_t parent = 0;
     std::uint32_t support = 0;  ///< index into supports_
     std::uint32_t spec = 0;     ///< index into specs_ (0: names no device)
-    std::uint8_t rank = 0;
   };
   std::vector<member> members_;
   std::vector<group_devices> specs_;
@@ -377,11 +368,9 @@ class colocation_graph {
     const auto support = merge_support(members_[ru].support, members_[rv].support);
     if (support == none) return colocation_conflict{};
     // Checked: now link the shallower tree under the deeper one.
-    if (members_[ru].rank < members_[rv].rank) std::swap(ru, rv);
-    if (members_[ru].rank == members_[rv].rank) ++members_[ru].rank;
-    members_[rv].parent = static_cast<std::uint32_t>(ru);
-    members_[ru].support = support;
-    members_[ru].spec = static_cast<std::uint32_t>(std::get<std::size_t>(spec));
+    const std::size_t root = sets_.unite_roots(ru, rv);
+    members_[root].support = support;
+    members_[root].spec = static_cast<std::uint32_t>(std::get<std::size_t>(spec));
     return std::nullopt;
   }
 

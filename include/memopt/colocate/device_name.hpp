@@ -14,7 +14,7 @@
 // All operations are O(length of the names). parse_device_name throws
 // malformed_device_error; nothing else throws.
 
-#include <memopt/error.hpp>
+#include <memopt/colocate/errors.hpp>
 
 #include <array>
 #include <charconv>

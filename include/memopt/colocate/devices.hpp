@@ -13,7 +13,7 @@
 // `repeated_part`, position 0).
 
 #include <memopt/colocate/device_name.hpp>
-#include <memopt/error.hpp>
+#include <memopt/colocate/errors.hpp>
 
 #include <algorithm>
 #include <cstddef>

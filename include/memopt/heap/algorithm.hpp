@@ -63,33 +63,19 @@ template <heap_algorithm A>
     }
     return make_heap_plan(buffers, std::move(offsets));
   } else {
-    struct event {
-      std::uint64_t time;
-      bool allocates;
-      buffer_id buffer;
-    };
-    std::vector<event> events;
-    for (buffer_id b = 0; b < buffers.size(); ++b) {
-      if (!buffers[b].takes_space()) continue;
-      events.push_back({buffers[b].lower, true, b});
-      events.push_back({buffers[b].upper, false, b});
-    }
-    std::ranges::sort(events, [](const event& x, const event& y) {
-      if (x.time != y.time) return x.time < y.time;
-      return x.allocates != y.allocates ? x.allocates < y.allocates : x.buffer < y.buffer;
-    });
-    for (const event& e : events) {
-      const heap_buffer& x = buffers[e.buffer];
-      if (!e.allocates) {
-        algorithm.free(e.buffer, x.bytes);
-      } else if constexpr (requires { algorithm.allocate(e.buffer, x.bytes, x.alignment); }) {
-        algorithm.allocate(e.buffer, x.bytes, x.alignment);
-      } else if (x.alignment > 1) {
-        throw std::invalid_argument("the heap algorithm takes no alignment");
-      } else {
-        algorithm.allocate(e.buffer, x.bytes);
-      }
-    }
+    detail::sweep_intervals(
+        buffers.size(), detail::space_time(buffers),
+        [&](buffer_id b) {
+          const heap_buffer& x = buffers[b];
+          if constexpr (requires { algorithm.allocate(b, x.bytes, x.alignment); }) {
+            algorithm.allocate(b, x.bytes, x.alignment);
+          } else if (x.alignment > 1) {
+            throw std::invalid_argument("the heap algorithm takes no alignment");
+          } else {
+            algorithm.allocate(b, x.bytes);
+          }
+        },
+        [&](buffer_id b) { algorithm.free(b, buffers[b].bytes); });
     auto plan = std::move(algorithm).finish();
     plan.offsets.resize(buffers.size(), 0);  // buffers taking no space sit at 0
     plan.peak_bytes = max_live_bytes(buffers);  // over the problem's own time steps

@@ -6,16 +6,14 @@
 // buffer; and, given storages, every tensor sits where its storage does.
 // O(n log n + collisions reported).
 
+#include <memopt/detail/checked.hpp>
 #include <memopt/heap/problem.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
-#include <queue>
-#include <utility>
 #include <span>
 #include <vector>
 
@@ -52,37 +50,24 @@ struct heap_violation {
     if (plan.offsets[b] != plan.offsets[storage[b]]) faults.push_back({heap_fault::split_storage, b, storage[b]});
   }
   std::uint64_t arena = 0;
-  std::vector<std::size_t> placed;
   for (std::size_t b = 0; b < buffers.size(); ++b) {
     const heap_buffer& x = buffers[b];
     if (!x.takes_space()) continue;
     const std::uint64_t offset = plan.offsets[b];
     std::uint64_t top = 0;
     if (x.alignment == 0 || offset % x.alignment != 0) faults.push_back({heap_fault::misaligned, b});
-    if (__builtin_add_overflow(offset, x.bytes, &top) || (capacity && top > *capacity)) {
+    if (detail::add_overflows(offset, x.bytes, top) || (capacity && top > *capacity)) {
       faults.push_back({heap_fault::over_capacity, b});
     }
     arena = std::max(arena, top);
-    placed.push_back(b);
   }
   if (arena != plan.arena_bytes) faults.push_back({heap_fault::wrong_arena});
   // Sweep in time with the live buffers keyed by offset: in a valid plan they
   // are disjoint, so a newcomer is checked against its neighbours only.
-  std::ranges::sort(placed, [&](std::size_t a, std::size_t b) {
-    return buffers[a].lower < buffers[b].lower;
-  });
   std::multimap<std::uint64_t, std::size_t> live;  // offset -> buffer
-  using ending = std::pair<std::uint64_t, std::size_t>;  // (upper, buffer)
-  std::priority_queue<ending, std::vector<ending>, std::greater<>> ends;
-  for (const std::size_t b : placed) {
-    const heap_buffer& x = buffers[b];
-    for (; !ends.empty() && ends.top().first <= x.lower; ends.pop()) {
-      auto at = live.lower_bound(plan.offsets[ends.top().second]);
-      while (at->second != ends.top().second) ++at;
-      live.erase(at);
-    }
+  const auto on_start = [&](std::size_t b) {
     const std::uint64_t begin = plan.offsets[b];
-    const std::uint64_t end = begin + x.bytes;
+    const std::uint64_t end = begin + buffers[b].bytes;
     auto next = live.lower_bound(begin);
     if (next != live.begin()) {
       const auto [below_offset, below] = *std::prev(next);
@@ -94,8 +79,13 @@ struct heap_violation {
       faults.push_back({heap_fault::collision, std::min(b, next->second), std::max(b, next->second)});
     }
     live.emplace(begin, b);
-    ends.emplace(x.upper, b);
-  }
+  };
+  const auto on_end = [&](std::size_t b) {
+    auto at = live.lower_bound(plan.offsets[b]);
+    while (at->second != b) ++at;
+    live.erase(at);
+  };
+  detail::sweep_intervals(buffers.size(), detail::space_time(buffers), on_start, on_end);
   return faults;
 }
 

@@ -17,6 +17,7 @@
 // found and says whether it proved it optimal (or proved "does not fit").
 
 #include <memopt/detail/budget.hpp>
+#include <memopt/detail/event_sweep.hpp>
 #include <memopt/heap/choose_best.hpp>
 #include <memopt/heap/problem.hpp>
 
@@ -94,20 +95,19 @@ class exact_search {
     }
     unplaced_in_.resize(sections_);
     for (std::size_t s = 0; s < sections_; ++s) unplaced_in_[s] = members_[s].size();
-    // Overlapping pairs by a sweep over sections.
+    // Overlapping pairs by a sweep over sections (the lists' order is immaterial).
     overlaps_.resize(n);
-    std::vector<std::size_t> by_first(n);
-    std::iota(by_first.begin(), by_first.end(), std::size_t{0});
-    std::ranges::sort(by_first, {}, [&](std::size_t i) { return span_[i].first; });
     std::vector<std::size_t> active;
-    for (const std::size_t i : by_first) {
-      std::erase_if(active, [&](std::size_t j) { return span_[j].second <= span_[i].first; });
-      for (const std::size_t j : active) {
-        overlaps_[i].push_back(j);
-        overlaps_[j].push_back(i);
-      }
-      active.push_back(i);
-    }
+    sweep_intervals(
+        n, [&](std::size_t i) { return std::pair<std::uint64_t, std::uint64_t>(span_[i].first, span_[i].second); },
+        [&](std::size_t i) {
+          for (const std::size_t j : active) {
+            overlaps_[i].push_back(j);
+            overlaps_[j].push_back(i);
+          }
+          active.push_back(i);
+        },
+        [&](std::size_t j) { std::erase(active, j); });
   }
 
   /// Offsets of every buffer fitting `capacity`, or why there are none.

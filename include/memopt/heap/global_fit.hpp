@@ -13,6 +13,7 @@
 // O(n log n + K log K), K the overlapping pairs (as XLA's interval tree):
 // near n log n when few buffers are live at a time.
 
+#include <memopt/detail/segment_tree.hpp>
 #include <memopt/heap/algorithm.hpp>
 
 #include <algorithm>
@@ -219,21 +220,13 @@ struct breadth_order {
     });
     // rank[s]: position of section s among the busiest; a buffer's key is the
     // least rank over its sections, a range minimum (segment tree, O(log n)).
-    std::size_t width = 1;
-    while (width < std::max<std::size_t>(sections, 1)) width *= 2;
-    std::vector<std::size_t> least(2 * width, std::numeric_limits<std::size_t>::max());
-    for (std::size_t r = 0; r < sections; ++r) least[width + busiest[r]] = r;
-    for (std::size_t i = width - 1; i > 0; --i) least[i] = std::min(least[2 * i], least[2 * i + 1]);
-    std::vector<std::size_t> key(buffers.size(), std::numeric_limits<std::size_t>::max());
+    constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+    std::vector<std::size_t> rank(sections);
+    for (std::size_t r = 0; r < sections; ++r) rank[busiest[r]] = r;
+    const min_tree least(rank, none);
+    std::vector<std::size_t> key(buffers.size(), none);
     for (std::size_t b = 0; b < buffers.size(); ++b) {
-      if (!buffers[b].takes_space()) continue;
-      std::size_t result = std::numeric_limits<std::size_t>::max();
-      for (std::size_t lo = section(buffers[b].lower) + width, hi = section(buffers[b].upper) + width;
-           lo < hi; lo /= 2, hi /= 2) {
-        if (lo % 2 == 1) result = std::min(result, least[lo++]);
-        if (hi % 2 == 1) result = std::min(result, least[--hi]);
-      }
-      key[b] = result;
+      if (buffers[b].takes_space()) key[b] = least.min(section(buffers[b].lower), section(buffers[b].upper));
     }
     return sorted_buffers(buffers.size(), [&](std::size_t a, std::size_t b) {
       if (key[a] != key[b]) return key[a] < key[b];

@@ -9,6 +9,8 @@
 // O(n log n); throws size_overflow_error (with the buffer's index in `vertex`)
 // when a live sum does not fit 64 bits.
 
+#include <memopt/detail/checked.hpp>
+#include <memopt/detail/event_sweep.hpp>
 #include <memopt/error.hpp>
 #include <memopt/liveness/liveness.hpp>
 
@@ -46,36 +48,29 @@ struct heap_plan {
   }
 };
 
+namespace detail {
+
+/// b's lifetime for sweep_intervals: empty when it takes no space.
+inline auto space_time(std::span<const heap_buffer> buffers) {
+  return [buffers](std::size_t b) {
+    const heap_buffer& x = buffers[b];
+    return x.takes_space() ? std::pair(x.lower, x.upper) : std::pair(std::uint64_t{0}, std::uint64_t{0});
+  };
+}
+
+}  // namespace detail
+
 /// The largest total size of buffers live at one time step.
 [[nodiscard]] inline std::uint64_t max_live_bytes(std::span<const heap_buffer> buffers) {
-  // (time, +1 allocates / 0 frees, buffer): at equal times frees come first,
-  // since a buffer dead at t makes room for one born at t.
-  struct event {
-    std::uint64_t time;
-    bool allocates;
-    std::size_t buffer;
-  };
-  std::vector<event> events;
-  events.reserve(2 * buffers.size());
-  for (std::size_t b = 0; b < buffers.size(); ++b) {
-    if (!buffers[b].takes_space()) continue;
-    events.push_back({buffers[b].lower, true, b});
-    events.push_back({buffers[b].upper, false, b});
-  }
-  std::ranges::sort(events, [](const event& x, const event& y) {
-    return x.time != y.time ? x.time < y.time : x.allocates < y.allocates;
-  });
   std::uint64_t live = 0;
   std::uint64_t peak = 0;
-  for (const event& e : events) {
-    const std::uint64_t bytes = buffers[e.buffer].bytes;
-    if (!e.allocates) {
-      live -= bytes;
-    } else if (__builtin_add_overflow(live, bytes, &live)) {
-      throw size_overflow_error(e.buffer, live, bytes);
-    }
-    peak = std::max(peak, live);
-  }
+  detail::sweep_intervals(
+      buffers.size(), detail::space_time(buffers),
+      [&](std::size_t b) {
+        live = detail::checked_add(live, buffers[b].bytes, b);
+        peak = std::max(peak, live);
+      },
+      [&](std::size_t b) { live -= buffers[b].bytes; });
   return peak;
 }
 

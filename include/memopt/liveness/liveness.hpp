@@ -22,6 +22,7 @@
 // (an alias its vertex does not read, or a loop of aliases),
 // size_overflow_error (a live sum beyond 64 bits).
 
+#include <memopt/detail/checked.hpp>
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/compact.hpp>
@@ -57,12 +58,6 @@ struct liveness_result {
 };
 
 namespace detail {
-
-inline std::uint64_t checked_add(std::uint64_t sum, std::uint64_t added, std::size_t vertex) {
-  std::uint64_t total = 0;
-  if (__builtin_add_overflow(sum, added, &total)) throw size_overflow_error(vertex, sum, added);
-  return total;
-}
 
 /// The model once each buffer's own interval is known (its step and last
 /// reading step, or the whole run when persistent): storages, timeline, peak.

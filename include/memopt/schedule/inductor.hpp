@@ -14,6 +14,8 @@
 // lpmf O((V + E) log V), bfs O((V + E) log V) comparisons of position lists,
 // dfs_size O(V log V + E). Throw cycle_error on a cyclic graph.
 
+#include <memopt/detail/kahn.hpp>
+#include <memopt/detail/segment_tree.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/schedule/dfs.hpp>
 #include <memopt/schedule/list.hpp>
@@ -30,35 +32,6 @@
 namespace memopt {
 
 namespace detail {
-
-/// Minimum of keys over ranges of positions, with point updates.
-template <class Key>
-class min_tree {
- public:
-  explicit min_tree(std::size_t n, Key empty) : size_(1), empty_(empty) {
-    while (size_ < n) size_ *= 2;
-    tree_.assign(2 * size_, empty_);
-  }
-  void set(std::size_t i, Key key) {
-    i += size_;
-    tree_[i] = key;
-    for (i /= 2; i > 0; i /= 2) tree_[i] = std::min(tree_[2 * i], tree_[2 * i + 1]);
-  }
-  /// min over positions [lo, hi).
-  [[nodiscard]] Key min(std::size_t lo, std::size_t hi) const {
-    Key best = empty_;
-    for (lo += size_, hi += size_; lo < hi; lo /= 2, hi /= 2) {
-      if (lo & 1) best = std::min(best, tree_[lo++]);
-      if (hi & 1) best = std::min(best, tree_[--hi]);
-    }
-    return best;
-  }
-
- private:
-  std::size_t size_;
-  Key empty_;
-  std::vector<Key> tree_;
-};
 
 /// A set of positions in [0, n), each with a key: the minimum key over a
 /// range of present positions, and the first present position from a point.

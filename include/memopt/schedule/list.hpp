@@ -13,6 +13,7 @@
 // O((V + E) log V). Throws cycle_error (with the cycle) on a cyclic graph,
 // bad_port_error on an edge reading a port its source lacks.
 
+#include <memopt/detail/kahn.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/schedule/result.hpp>
 

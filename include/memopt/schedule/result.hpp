@@ -5,6 +5,7 @@
 // to the caller's vertices and takes its peak from liveness() on that same
 // snapshot (a call reads the caller's graph once).
 
+#include <memopt/detail/kahn.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/graph/concepts.hpp>
 #include <memopt/graph/index_map.hpp>
@@ -57,56 +58,22 @@ template <tensor_graph G, vertex_index_map<G> Index, class OrderOf>
 
 namespace detail {
 
-/// Kahn's bookkeeping: the predecessors each vertex still waits for.
-class ready_tracker {
- public:
-  explicit ready_tracker(const compact_graph& g) : g_(g), waiting_(g.num_vertices()) {}
-
-  /// Calls on_ready(v) for every vertex with no predecessor, in index order.
-  template <class OnReady>
-  void start(OnReady&& on_ready) {
-    for (std::size_t v = 0; v < waiting_.size(); ++v) {
-      waiting_[v] = g_.predecessors.size(v);
-      if (waiting_[v] == 0) on_ready(v);
-    }
-  }
-  /// Records that v ran; calls on_ready(s) for each successor s now ready.
-  template <class OnReady>
-  void ran(std::size_t v, OnReady&& on_ready) {
-    for (const std::size_t s : g_.successors[v]) {
-      if (--waiting_[s] == 0) on_ready(s);
-    }
-  }
-  [[nodiscard]] bool waits(std::size_t v) const { return waiting_[v] != 0; }
-
- private:
-  const compact_graph& g_;
-  std::vector<std::size_t> waiting_;
-};
-
 /// Throws cycle_error with a cycle of g, which the caller found to be cyclic.
 [[noreturn]] inline void throw_cycle(const compact_graph& g) {
   // Kahn's algorithm leaves every vertex on or behind a cycle unplaced; each
   // of them has an unplaced predecessor, so walking those must repeat.
   const std::size_t n = g.num_vertices();
-  ready_tracker tracker(g);
-  std::vector<std::size_t> ready;
-  const auto push = [&](std::size_t v) { ready.push_back(v); };
-  tracker.start(push);
-  while (!ready.empty()) {
-    const std::size_t v = ready.back();
-    ready.pop_back();
-    tracker.ran(v, push);
-  }
+  std::vector<bool> unplaced(n, true);
+  for (const std::size_t v : kahn_order(g)) unplaced[v] = false;
   constexpr std::size_t unseen = static_cast<std::size_t>(-1);
   std::size_t v = 0;
-  while (v < n && !tracker.waits(v)) ++v;
+  while (v < n && !unplaced[v]) ++v;
   std::vector<std::size_t> seen_at(n, unseen), walk;
   while (v < n && seen_at[v] == unseen) {
     seen_at[v] = walk.size();
     walk.push_back(v);
     for (const auto p : g.predecessors[v]) {
-      if (tracker.waits(p)) {
+      if (unplaced[p]) {
         v = p;
         break;
       }

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace memopt::detail {
@@ -105,24 +106,20 @@ struct segment {
   }
 };
 
-/// The segments of `order` (a topological order), inert and floating
-/// vertices left out (floating ones' outputs are tracked where they materialise).
-/// Segments start at every cut vertex and at each position of `also_start`
-/// (positions among the normal vertices): keeping every vertex in its
-/// segment, each segment's order is free of the others'.
-inline std::vector<segment> split_into_segments(const compact_graph& g, const std::vector<std::size_t>& order,
-                                                const std::vector<vertex_role>& role,
-                                                const std::vector<std::size_t>& also_start = {}) {
-  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-  const std::size_t n = g.num_vertices();
-  std::vector<std::size_t> sigma;  // the non-inert vertices in order
-  for (const auto v : order) {
-    if (role[v] == vertex_role::normal) sigma.push_back(v);
-  }
-  const std::size_t m = sigma.size();
-  std::vector<std::size_t> pos(n, none);
-  for (std::size_t p = 0; p < m; ++p) pos[sigma[p]] = p;
+/// Where the normal vertices fall among the segments.
+struct segment_map {
+  static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> pos;         ///< vertex -> position among the normal vertices (none: not normal)
+  std::vector<std::size_t> segment_of;  ///< position -> segment
+  std::vector<std::size_t> local;       ///< vertex -> index within its segment
+};
 
+/// The first position of each segment, then m: position 0, every cut and
+/// each position of `also_start`. `sigma` lists the normal vertices in order.
+inline std::vector<std::size_t> segment_starts(const compact_graph& g, const std::vector<std::size_t>& sigma,
+                                               const std::vector<std::size_t>& pos,
+                                               const std::vector<std::size_t>& also_start) {
+  const std::size_t m = sigma.size();
   // Position p is a cut when sigma[p] is the only source of positions >= p and
   // the only sink of positions <= p. A vertex u is a source of the suffix from
   // p for p in (latest predecessor, pos(u)], a sink of the prefix to p for p in
@@ -133,7 +130,7 @@ inline std::vector<segment> split_into_segments(const compact_graph& g, const st
     std::size_t latest_pred = 0;
     bool has_pred = false;
     for (const auto q : g.predecessors[u]) {
-      if (pos[q] == none) continue;
+      if (pos[q] == segment_map::none) continue;
       latest_pred = has_pred ? std::max(latest_pred, pos[q]) : pos[q];
       has_pred = true;
     }
@@ -141,12 +138,12 @@ inline std::vector<segment> split_into_segments(const compact_graph& g, const st
     --sources[p + 1];
     std::size_t earliest_succ = m;
     for (const auto s : g.successors[u]) {
-      if (pos[s] != none) earliest_succ = std::min(earliest_succ, pos[s]);
+      if (pos[s] != segment_map::none) earliest_succ = std::min(earliest_succ, pos[s]);
     }
     ++sinks[p];
     --sinks[earliest_succ];
   }
-  std::vector<std::size_t> starts;  // first position of each segment
+  std::vector<std::size_t> starts;
   long open_sources = 0, open_sinks = 0;
   for (std::size_t p = 0; p < m; ++p) {
     open_sources += sources[p];
@@ -159,19 +156,11 @@ inline std::vector<segment> split_into_segments(const compact_graph& g, const st
   std::ranges::sort(starts);
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   starts.push_back(m);
+  return starts;
+}
 
-  std::vector<segment> segments(starts.size() - 1);
-  std::vector<std::size_t> segment_of(m);
-  for (std::size_t s = 0; s + 1 < starts.size(); ++s) {
-    for (std::size_t p = starts[s]; p < starts[s + 1]; ++p) {
-      segment_of[p] = s;
-      segments[s].vertices.push_back(sigma[p]);
-    }
-  }
-  std::vector<std::size_t> local(n, none);
-  for (const auto& seg : segments) {
-    for (std::size_t i = 0; i < seg.size(); ++i) local[seg.vertices[i]] = i;
-  }
+/// Each segment's local predecessors and step bytes.
+inline void add_local_structure(const compact_graph& g, const segment_map& map, std::vector<segment>& segments) {
   for (auto& seg : segments) {
     const std::size_t k = seg.size();
     seg.preds.resize(k);
@@ -180,78 +169,121 @@ inline std::vector<segment> split_into_segments(const compact_graph& g, const st
     seg.materialises.resize(k);
     seg.step_bytes.assign(k, 0);
     for (std::size_t i = 0; i < k; ++i) {
-      for (const auto q : g.predecessors[seg.vertices[i]]) {
-        if (pos[q] != none && segment_of[pos[q]] == segment_of[pos[seg.vertices[i]]]) seg.preds[i].push_back(local[q]);
-      }
       const auto v = seg.vertices[i];
+      for (const auto q : g.predecessors[v]) {
+        const std::size_t at = map.pos[q];
+        if (at != segment_map::none && map.segment_of[at] == map.segment_of[map.pos[v]]) {
+          seg.preds[i].push_back(map.local[q]);
+        }
+      }
       for (buffer_id b = g.buffers.first[v]; b < g.buffers.first[v + 1]; ++b) {
         if (!g.buffers.persistent[b]) seg.step_bytes[i] += g.buffers.bytes[b];
       }
     }
   }
+}
 
-  // Each transient buffer: its producer's segment P, its last reader's segment
-  // L (beyond the last one for a graph output). Between them it is base.
+/// Tracks transient buffer b in its producer's segment P (made there,
+/// escaping when it outlives P) and in its last reader's segment L (an input
+/// freed there; L is beyond the last segment for a graph output). Returns
+/// {P, L}: between them b is base.
+inline std::pair<std::size_t, std::size_t> track_buffer(const compact_graph& g, const std::vector<vertex_role>& role,
+                                                        const segment_map& map, std::vector<segment>& segments,
+                                                        buffer_id b) {
+  const auto& pos = map.pos;
+  const auto& local = map.local;
+  const std::size_t producer = g.buffers.owner[b];
+  const bool floating = role[producer] == vertex_role::floating;
+  // A floating buffer starts where the first successor of its producer runs,
+  // which is in the earliest segment among theirs.
+  std::size_t first = segment_map::none, last = 0;
+  if (floating) {
+    for (const auto s : g.successors[producer]) first = std::min(first, pos[s]);
+    last = first;
+  } else {
+    first = last = pos[producer];
+  }
+  for (const auto r : g.readers[b]) last = std::max(last, pos[r]);
+  const std::size_t P = map.segment_of[first];
+  const std::size_t L = g.buffers.live_out[b] ? segments.size() : map.segment_of[last];
+  const std::uint64_t bytes = g.buffers.bytes[b];
+  auto& sp = segments[P];
+  const std::size_t xp = sp.bytes.size();
+  sp.bytes.push_back(bytes);
+  sp.keep.push_back(L != P ? 1 : 0);
+  sp.readers.emplace_back();
+  sp.triggers.emplace_back();
+  if (floating) {
+    for (const auto s : g.successors[producer]) {
+      if (map.segment_of[pos[s]] != P) continue;
+      sp.triggers[xp].push_back(local[s]);
+      sp.materialises[local[s]].push_back(xp);
+    }
+  } else {
+    sp.produces[local[producer]].push_back(xp);
+  }
+  std::size_t xl = segment_map::none;
+  if (L != P && L < segments.size()) {
+    auto& sl = segments[L];
+    xl = sl.bytes.size();
+    sl.bytes.push_back(bytes);
+    sl.keep.push_back(0);
+    sl.readers.emplace_back();
+    sl.triggers.emplace_back();
+    sl.start_bytes += bytes;
+  }
+  for (const auto r : g.readers[b]) {
+    const std::size_t s = map.segment_of[pos[r]];
+    if (s == P) {
+      sp.readers[xp].push_back(local[r]);
+      sp.reads[local[r]].push_back(xp);
+    } else if (s == L) {
+      segments[L].readers[xl].push_back(local[r]);
+      segments[L].reads[local[r]].push_back(xl);
+    }
+  }
+  return {P, L};
+}
+
+/// The segments of `order` (a topological order), inert and floating
+/// vertices left out (floating ones' outputs are tracked where they materialise).
+/// Segments start at every cut vertex and at each position of `also_start`
+/// (positions among the normal vertices): keeping every vertex in its
+/// segment, each segment's order is free of the others'.
+inline std::vector<segment> split_into_segments(const compact_graph& g, const std::vector<std::size_t>& order,
+                                                const std::vector<vertex_role>& role,
+                                                const std::vector<std::size_t>& also_start = {}) {
+  const std::size_t n = g.num_vertices();
+  std::vector<std::size_t> sigma;  // the normal vertices in order
+  for (const auto v : order) {
+    if (role[v] == vertex_role::normal) sigma.push_back(v);
+  }
+  segment_map map;
+  map.pos.assign(n, segment_map::none);
+  for (std::size_t p = 0; p < sigma.size(); ++p) map.pos[sigma[p]] = p;
+  const auto starts = segment_starts(g, sigma, map.pos, also_start);
+
+  std::vector<segment> segments(starts.size() - 1);
+  map.segment_of.resize(sigma.size());
+  map.local.assign(n, segment_map::none);
+  for (std::size_t s = 0; s + 1 < starts.size(); ++s) {
+    for (std::size_t p = starts[s]; p < starts[s + 1]; ++p) {
+      map.segment_of[p] = s;
+      map.local[sigma[p]] = segments[s].vertices.size();
+      segments[s].vertices.push_back(sigma[p]);
+    }
+  }
+  add_local_structure(g, map, segments);
+
+  // Buffers live throughout the segments strictly between P and L are base.
   std::vector<std::uint64_t> base_delta(segments.size() + 1, 0);
   std::vector<std::uint64_t> base_undo(segments.size() + 1, 0);
   for (buffer_id b = 0; b < g.buffers.size(); ++b) {
     if (g.buffers.persistent[b] || g.buffers.bytes[b] == 0) continue;
-    const std::size_t producer = g.buffers.owner[b];
-    const bool floating = role[producer] == vertex_role::floating;
-    // A floating buffer starts where the first successor of its producer runs,
-    // which is in the earliest segment among theirs.
-    std::size_t first = none, last = 0;
-    if (floating) {
-      for (const auto s : g.successors[producer]) first = std::min(first, pos[s]);
-      last = first;
-    } else {
-      first = last = pos[producer];
-    }
-    for (const auto r : g.readers[b]) last = std::max(last, pos[r]);
-    const std::size_t P = segment_of[first];
-    const std::size_t L = g.buffers.live_out[b] ? segments.size() : segment_of[last];
-    const std::uint64_t bytes = g.buffers.bytes[b];
-    // Tracked in P as made there; escaping when it outlives P.
-    auto& sp = segments[P];
-    const std::size_t xp = sp.bytes.size();
-    sp.bytes.push_back(bytes);
-    sp.keep.push_back(L != P ? 1 : 0);
-    sp.readers.emplace_back();
-    sp.triggers.emplace_back();
-    if (floating) {
-      for (const auto s : g.successors[producer]) {
-        if (segment_of[pos[s]] != P) continue;
-        sp.triggers[xp].push_back(local[s]);
-        sp.materialises[local[s]].push_back(xp);
-      }
-    } else {
-      sp.produces[local[producer]].push_back(xp);
-    }
-    // Tracked in L as an input freed by its last reader there.
-    std::size_t xl = none;
-    if (L != P && L < segments.size()) {
-      auto& sl = segments[L];
-      xl = sl.bytes.size();
-      sl.bytes.push_back(bytes);
-      sl.keep.push_back(0);
-      sl.readers.emplace_back();
-      sl.triggers.emplace_back();
-      sl.start_bytes += bytes;
-    }
-    for (const auto r : g.readers[b]) {
-      const std::size_t s = segment_of[pos[r]];
-      if (s == P) {
-        sp.readers[xp].push_back(local[r]);
-        sp.reads[local[r]].push_back(xp);
-      } else if (s == L) {
-        segments[L].readers[xl].push_back(local[r]);
-        segments[L].reads[local[r]].push_back(xl);
-      }
-    }
-    // Live throughout the segments strictly between P and L.
+    const auto [P, L] = track_buffer(g, role, map, segments, b);
     if (P + 1 < L) {
-      base_delta[P + 1] += bytes;
-      base_undo[L] += bytes;
+      base_delta[P + 1] += g.buffers.bytes[b];
+      base_undo[L] += g.buffers.bytes[b];
     }
   }
   std::uint64_t base = 0;

@@ -15,6 +15,8 @@
 // when shared buffers are close in the graph. Throws what liveness throws for
 // a bad order, cycle_error for a cyclic graph.
 
+#include <memopt/detail/checked.hpp>
+#include <memopt/detail/kahn.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/graph/topology.hpp>
 #include <memopt/liveness/liveness.hpp>
@@ -72,11 +74,11 @@ inline csr_rows<buffer_id> check_sharing_books(const compact_graph& c, const sha
     if (stored && root != b && plan.storage_of[b] != plan.storage_of[root]) {
       out.push_back({sharing_fault::split_storage, b, root});
     }
-    overflow = overflow || __builtin_add_overflow(unshared, buffers.bytes[b], &unshared);
+    overflow = overflow || detail::add_overflows(unshared, buffers.bytes[b], unshared);
   }
   std::uint64_t total = 0;
   for (const std::uint64_t bytes : plan.storage_bytes) {
-    overflow = overflow || __builtin_add_overflow(total, bytes, &total);
+    overflow = overflow || detail::add_overflows(total, bytes, total);
   }
   if (overflow || total != plan.total_bytes || unshared != plan.unshared_bytes) {
     out.push_back({sharing_fault::bad_totals});
@@ -121,23 +123,6 @@ std::vector<buffer_id> members_by(const buffer_table& buffers, std::span<const b
     return std::pair(key(a), a) < std::pair(key(b), b);
   });
   return sorted;
-}
-
-/// A topological order of c (Kahn), or fewer than V vertices when c is cyclic.
-inline std::vector<std::size_t> kahn_order(const compact_graph& c) {
-  const std::size_t n = c.num_vertices();
-  std::vector<std::size_t> waiting(n), order;
-  order.reserve(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    waiting[v] = c.predecessors.size(v);
-    if (waiting[v] == 0) order.push_back(v);
-  }
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    for (const std::size_t w : c.successors[order[k]]) {
-      if (--waiting[w] == 0) order.push_back(w);
-    }
-  }
-  return order;
 }
 
 /// Does `from` reach `to` by a path of at least one edge? Answered for all

@@ -26,6 +26,8 @@
 // refused storage comes back to the pool at most once per refusal). Throws cycle_error (with the cycle), bad_port_error,
 // size_overflow_error, std::invalid_argument (options of the wrong length).
 
+#include <memopt/detail/kahn.hpp>
+#include <memopt/detail/union_find.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/graph/topology.hpp>
 #include <memopt/liveness/liveness.hpp>
@@ -54,8 +56,7 @@ template <class Persistent, class OnRun>
 std::size_t depth_first_topological(const compact_graph& c, Persistent&& persistent,
                                     std::vector<bool>& on_stack, OnRun&& on_run) {
   const std::size_t n = c.num_vertices();
-  std::vector<std::size_t> waiting(n);
-  for (std::size_t v = 0; v < n; ++v) waiting[v] = c.predecessors.size(v);
+  ready_tracker tracker(c);
   on_stack.assign(n, false);
   std::vector<bool> started(n, false);
   std::size_t ran = 0;
@@ -67,14 +68,12 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
   // First the vertices without predecessors, and the persistent vertices
   // that only they feed (weight views): their successors are counted down now.
   std::vector<std::size_t> first;
-  for (std::size_t v = 0; v < n; ++v) {
-    if (waiting[v] == 0) first.push_back(v);
-  }
+  tracker.start([&first](std::size_t v) { first.push_back(v); });
   for (std::size_t k = 0; k < first.size(); ++k) {
     run(first[k]);
-    for (const std::size_t w : c.successors[first[k]]) {
-      if (--waiting[w] == 0 && persistent(w)) first.push_back(w);
-    }
+    tracker.ran(first[k], [&](std::size_t w) {
+      if (persistent(w)) first.push_back(w);
+    });
   }
   struct frame {
     std::size_t v;
@@ -94,7 +93,7 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
       }
       const std::size_t w = successors[top.next++];
       // The successors of the first vertices were counted down when they ran.
-      const bool ready = stack.size() == 1 ? waiting[w] == 0 : --waiting[w] == 0;
+      const bool ready = stack.size() == 1 ? !tracker.waits(w) : tracker.arrived(w);
       if (ready && !started[w]) {
         on_stack[w] = true;  // before on_run: w lies on its own chain
         run(w);
@@ -104,6 +103,57 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
   }
   return ran;
 }
+
+/// "Does every last user of a storage precede op i?", from the walk's facts:
+/// a user on the walk's stack, a direct predecessor of i, or merged
+/// (union-find) into one of those: once the last successor of a vertex has
+/// run, the vertex is merged into it. A yes is always a path of the graph.
+class precedence_test {
+ public:
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+  explicit precedence_test(const compact_graph& c)
+      : c_(c), merged_(c.num_vertices()), successors_left_(c.num_vertices()),
+        predecessor_of_(c.num_vertices(), none), seen_(c.num_vertices(), none) {
+    for (std::size_t v = 0; v < c.num_vertices(); ++v) successors_left_[v] = c.successors.size(v);
+  }
+
+  /// Which ops lie on the walk's chain of edges (depth_first_topological keeps it).
+  std::vector<bool>& on_stack() { return on_stack_; }
+
+  /// Op i runs: each predecessor's last successor to run takes it in.
+  void ran(std::size_t i) {
+    for (const std::size_t p : c_.predecessors[i]) {
+      predecessor_of_[p] = i;
+      if (--successors_left_[p] == 0) merged_.attach(p, i);
+    }
+  }
+
+  /// The first of `users` not known to precede op i, or none; `users` shrinks
+  /// to distinct set leaders. `list` names the list (distinct per storage).
+  std::size_t first_blocker(std::vector<std::size_t>& users, std::size_t list, std::size_t i) {
+    std::size_t kept = 0, blocker = none;
+    for (const std::size_t u : users) {
+      const std::size_t leader = merged_.find(u);
+      if (seen_[leader] == list) continue;
+      seen_[leader] = list;
+      users[kept++] = leader;
+      const bool reaches = leader == i || on_stack_[leader] || predecessor_of_[leader] == i;
+      if (!reaches && blocker == none) blocker = leader;
+    }
+    users.resize(kept);
+    for (const std::size_t u : users) seen_[u] = none;
+    return blocker;
+  }
+
+ private:
+  const compact_graph& c_;
+  union_find merged_;
+  std::vector<std::size_t> successors_left_;
+  std::vector<std::size_t> predecessor_of_;  ///< stamp: a predecessor of this op
+  std::vector<std::size_t> seen_;            ///< stamp: de-duplicates a list of users
+  std::vector<bool> on_stack_;
+};
 
 }  // namespace detail
 
@@ -122,22 +172,9 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   std::vector<std::vector<std::size_t>> last_users;  // by storage, while it is free
   detail::free_pool<Policy> pool(options.max_free, std::move(policy));
 
-  // Union-find: a vertex whose successors have all run points to the last of them.
-  std::vector<std::size_t> merged_into(n);
-  for (std::size_t v = 0; v < n; ++v) merged_into[v] = v;
-  const auto find = [&merged_into](std::size_t v) {
-    while (merged_into[v] != v) v = merged_into[v] = merged_into[merged_into[v]];
-    return v;
-  };
-  std::vector<std::size_t> successors_left(n);
-  for (std::size_t v = 0; v < n; ++v) successors_left[v] = c.successors.size(v);
+  detail::precedence_test precedes(c);
   std::vector<std::size_t> readers_left(buffers.size());
   for (buffer_id b = 0; b < buffers.size(); ++b) readers_left[b] = c.readers.size(b);
-
-  constexpr std::size_t none = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> predecessor_of(n, none);  // stamp: a predecessor of this op
-  std::vector<std::size_t> seen(n, none);            // stamp: de-duplicates last_users
-  std::vector<bool> on_stack;
 
   // A storage whose test fails because of user u stays out of the pool until
   // a successor of u runs: u never returns to the stack, so only then can u
@@ -158,28 +195,15 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   const auto persistent = [&buffers](std::size_t v) {
     return buffers.num_outputs(v) > 0 && buffers.persistent[buffers.first[v]];
   };
-  const std::size_t ran = detail::depth_first_topological(c, persistent, on_stack, [&](std::size_t i) {
+  const std::size_t ran = detail::depth_first_topological(c, persistent, precedes.on_stack(), [&](std::size_t i) {
+    precedes.ran(i);
     for (const std::size_t p : c.predecessors[i]) {
-      predecessor_of[p] = i;
-      if (--successors_left[p] == 0) merged_into[p] = i;
       for (const std::size_t s : parked[p]) pool.restore(s, plan.storage_bytes[s], freed[s].device, freed[s].release);
       parked[p].clear();
     }
-    // Every last user reaches op i; the list shrinks to distinct set leaders.
     const auto judge = [&](std::size_t s) {
-      auto& users = last_users[s];
-      std::size_t kept = 0, blocker = none;
-      for (const std::size_t u : users) {
-        const std::size_t leader = find(u);
-        if (seen[leader] == s) continue;
-        seen[leader] = s;
-        users[kept++] = leader;
-        const bool reaches = leader == i || on_stack[leader] || predecessor_of[leader] == i;
-        if (!reaches && blocker == none) blocker = leader;
-      }
-      users.resize(kept);
-      for (const std::size_t u : users) seen[u] = none;
-      if (blocker == none) return reuse_verdict::take;
+      const std::size_t blocker = precedes.first_blocker(last_users[s], s, i);
+      if (blocker == detail::precedence_test::none) return reuse_verdict::take;
       parked[blocker].push_back(s);
       return reuse_verdict::drop;
     };

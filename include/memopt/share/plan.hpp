@@ -14,6 +14,7 @@
 // whether graph inputs (outputs of vertices without predecessors) may be
 // recycled. storage_members(plan) lists each storage's buffers, O(buffers).
 
+#include <memopt/detail/checked.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/liveness/liveness.hpp>

@@ -1,0 +1,88 @@
+#pragma once
+// memory_every_order_sees: for each vertex of a segment, the bytes live
+// during its step whatever the order: the exact search's admissible bound
+// (the most any remaining vertex must see) and, over a whole graph, a lower
+// bound on every order's peak.
+
+#include <memopt/schedule/segments.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace memopt::detail {
+
+/// For each vertex of the segment, the bytes live during its step in every
+/// order: its outputs, and each buffer made by one of its ancestors (or before
+/// the segment) and still needed by it or one of its descendants. Ancestry by
+/// bitsets, O(k^2 / 64 + buffers * k / 64); past 8192 vertices, only the
+/// vertex's own reads and outputs.
+inline std::vector<std::uint64_t> memory_every_order_sees(const segment& seg) {
+  const std::size_t k = seg.size();
+  std::vector<std::uint64_t> sees(k, seg.base);
+  for (std::size_t u = 0; u < k; ++u) sees[u] += seg.step_bytes[u];
+  constexpr std::size_t max_vertices = 8192;
+  if (k > max_vertices) {
+    std::vector<std::size_t> counted(seg.bytes.size(), k);
+    for (std::size_t u = 0; u < k; ++u) {
+      for (const auto* buffers : {&seg.reads[u], &seg.materialises[u]}) {
+        for (const auto x : *buffers) {
+          if (counted[x] != u) sees[u] += seg.bytes[x];
+          counted[x] = u;
+        }
+      }
+    }
+    return sees;
+  }
+  const std::size_t words = (k + 63) / 64;
+  // up[u]: u and its ancestors; down[u]: u and its descendants (local indices
+  // follow a topological order).
+  std::vector<std::uint64_t> up(k * words, 0), down(k * words, 0);
+  const auto row = [&](std::vector<std::uint64_t>& bits, std::size_t u) { return bits.data() + u * words; };
+  for (std::size_t u = 0; u < k; ++u) {
+    row(up, u)[u / 64] |= std::uint64_t{1} << (u % 64);
+    for (const auto p : seg.preds[u]) {
+      for (std::size_t w = 0; w < words; ++w) row(up, u)[w] |= row(up, p)[w];
+    }
+  }
+  for (std::size_t u = k; u-- > 0;) {
+    row(down, u)[u / 64] |= std::uint64_t{1} << (u % 64);
+    for (const auto p : seg.preds[u]) {
+      for (std::size_t w = 0; w < words; ++w) row(down, p)[w] |= row(down, u)[w];
+    }
+  }
+  std::vector<std::size_t> maker(seg.bytes.size(), k);  // k: made before the segment
+  for (std::size_t u = 0; u < k; ++u) {
+    for (const auto x : seg.produces[u]) maker[x] = u;
+  }
+  std::vector<std::uint64_t> made(words), needed(words);
+  for (std::size_t x = 0; x < seg.bytes.size(); ++x) {
+    // Steps by which x exists in every order, and steps after which it is still needed.
+    if (!seg.triggers[x].empty()) {
+      std::fill(made.begin(), made.end(), 0);  // a trigger is u or an ancestor of u
+      for (const auto t : seg.triggers[x]) {
+        for (std::size_t w = 0; w < words; ++w) made[w] |= row(down, t)[w];
+      }
+    } else if (maker[x] < k) {
+      std::copy_n(row(down, maker[x]), words, made.begin());
+    } else {
+      std::fill(made.begin(), made.end(), ~std::uint64_t{0});
+    }
+    if (seg.keep[x]) {
+      std::fill(needed.begin(), needed.end(), ~std::uint64_t{0});
+    } else {
+      std::fill(needed.begin(), needed.end(), 0);
+      for (const auto r : seg.readers[x]) {
+        for (std::size_t w = 0; w < words; ++w) needed[w] |= row(up, r)[w];
+      }
+    }
+    for (std::size_t u = 0; u < k; ++u) {
+      if (u == maker[x]) continue;  // counted in its step bytes
+      if ((made[u / 64] >> (u % 64) & 1U) && (needed[u / 64] >> (u % 64) & 1U)) sees[u] += seg.bytes[x];
+    }
+  }
+  return sees;
+}
+
+}  // namespace memopt::detail

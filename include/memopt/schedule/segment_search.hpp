@@ -1,0 +1,283 @@
+#pragma once
+// segment_search: A* over the downward-closed vertex sets of one segment
+// (segments.hpp). A state is the set of vertices run, whose live bytes it
+// determines; a path's cost is its largest step memory; the bound is the most
+// memory a remaining vertex sees in every order (exact_bounds.hpp) and the
+// next step's. Paths reaching the same set keep the lower cost; a move that
+// costs no more than the path and leaves no more live is taken alone (it can
+// go first in some best completion). Stopped by its budget or state limit, it
+// returns its best order and the least bound left open.
+
+#include <memopt/detail/budget.hpp>
+#include <memopt/schedule/exact_bounds.hpp>
+#include <memopt/schedule/segments.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <queue>
+#include <vector>
+
+namespace memopt::detail {
+
+/// The A* search of one segment.
+class segment_search {
+ public:
+  segment_search(const segment& seg, search_budget budget, std::size_t state_limit)
+      : seg_(seg), k_(seg.size()), words_((k_ + 63) / 64), budget_(budget), state_limit_(state_limit) {
+    must_see_ = memory_every_order_sees(seg);
+    by_must_see_.resize(k_);
+    std::iota(by_must_see_.begin(), by_must_see_.end(), std::size_t{0});
+    std::ranges::sort(by_must_see_, [&](auto a, auto b) { return must_see_[a] > must_see_[b]; });
+    by_step_ = by_must_see_;
+    std::ranges::sort(by_step_, [&](auto a, auto b) { return seg.step_bytes[a] < seg.step_bytes[b]; });
+  }
+
+  /// What the search spent (for the whole search's budget).
+  [[nodiscard]] const search_budget& budget() const noexcept { return budget_; }
+
+  /// Lower bound of the segment that needs no search.
+  [[nodiscard]] std::uint64_t static_bound() const {
+    return std::max(seg_.start_bytes, k_ > 0 ? must_see_[by_must_see_.front()] : 0);
+  }
+
+  struct outcome {
+    std::vector<std::size_t> order;  ///< local
+    std::uint64_t peak = 0;
+    std::uint64_t lower_bound = 0;
+  };
+
+  /// Improves on `incumbent` (a local order) unless its peak is within
+  /// `good_enough`, a bound the graph's peak cannot go under anyway.
+  outcome run(std::vector<std::size_t> incumbent, std::uint64_t good_enough) {
+    outcome best{std::move(incumbent), 0, static_bound()};
+    best.peak = seg_.peak_of(best.order);
+    if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
+
+    add_state(std::vector<std::uint64_t>(words_, 0), seg_.start_bytes, seg_.start_bytes, none, none, 0);
+    open_queue open;
+    open.push(make_entry(0, good_enough));
+    std::vector<std::uint64_t> next_set(words_);
+    while (!open.empty()) {
+      const entry top = open.top();
+      if (!budget_.spend()) break;
+      if (states_.size() > state_limit_) break;
+      open.pop();
+      const state s = states_[top.id];
+      if (top.cost != s.cost) continue;  // superseded by a cheaper path
+      if (s.depth == k_) {
+        // The least key left: no path is cheaper (unless within good_enough).
+        best.order = path_to(top.id);
+        best.peak = s.cost;
+        best.lower_bound = std::max(best.lower_bound, std::min(s.cost, top.bound));
+        return best;
+      }
+      const std::uint64_t* set = set_of(top.id);
+      collect_moves(set, s, good_enough);
+      for (const move& m : moves_) {
+        if (m.cost >= best.peak) continue;  // cannot beat the incumbent
+        std::copy(set, set + words_, next_set.begin());
+        next_set[m.vertex / 64] |= std::uint64_t{1} << (m.vertex % 64);
+        const std::size_t id = find_or_add(next_set, m.cost, m.live, top.id, m.vertex, s.depth + 1);
+        if (id != none) open.push(make_entry(id, good_enough));
+        set = set_of(top.id);  // the arena may have moved
+      }
+    }
+    // Stopped by a limit: every order is at least the least bound left open.
+    best.lower_bound = std::max(best.lower_bound, least_open(std::move(open), best.peak));
+    return best;
+  }
+
+ private:
+  static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  struct state {
+    std::uint64_t cost;  ///< largest step memory on the path here
+    std::uint64_t live;  ///< bytes live after the vertices of the set ran
+    std::size_t parent;
+    std::size_t vertex;  ///< the vertex run last on the path here
+    std::size_t depth;   ///< vertices in the set
+  };
+  struct entry {
+    std::uint64_t key;    ///< max(bound, good_enough)
+    std::size_t depth;    ///< deeper first among equal keys
+    std::uint64_t cost;
+    std::uint64_t bound;  ///< max(cost, heuristic): no completion is cheaper
+    std::size_t id;
+    bool operator>(const entry& o) const {
+      if (key != o.key) return key > o.key;
+      if (depth != o.depth) return depth < o.depth;
+      return cost > o.cost;
+    }
+  };
+
+  struct move {
+    std::size_t vertex;
+    std::uint64_t cost;  ///< the path's cost after it
+    std::uint64_t live;  ///< live bytes after it
+  };
+
+  using open_queue = std::priority_queue<entry, std::vector<entry>, std::greater<>>;
+
+  /// The moves from `set`, reached as `s`, into moves_: the ready vertices,
+  /// or a safe one alone.
+  void collect_moves(const std::uint64_t* set, const state& s, std::uint64_t good_enough) {
+    moves_.clear();
+    for (std::size_t v = 0; v < k_; ++v) {
+      if (contains(set, v) || !ready(set, v)) continue;
+      const move m = try_move(set, s, v);
+      // A move that costs no more than the path so far (or than is good
+      // enough) and leaves no more live is safe to take first: moving it to
+      // the front of any completion lowers or keeps every later step.
+      if (m.cost <= std::max(s.cost, good_enough) && m.live <= s.live) {
+        moves_.assign(1, m);
+        return;
+      }
+      moves_.push_back(m);
+    }
+  }
+
+  /// The least bound among the live entries of `open` (at most `peak`).
+  std::uint64_t least_open(open_queue open, std::uint64_t peak) const {
+    for (; !open.empty(); open.pop()) {
+      if (open.top().cost == states_[open.top().id].cost) peak = std::min(peak, open.top().bound);
+    }
+    return peak;
+  }
+
+  /// Running v after the vertices of `set`, reached as `s`.
+  move try_move(const std::uint64_t* set, const state& s, std::size_t v) const {
+    std::uint64_t live = s.live;
+    for (const auto x : seg_.materialises[v]) {
+      if (!any_of(set, seg_.triggers[x])) live += seg_.bytes[x];
+    }
+    const std::uint64_t cost = std::max(s.cost, live + seg_.step_bytes[v]);
+    for (const auto x : seg_.produces[v]) {
+      if (seg_.keep[x] || !seg_.readers[x].empty()) live += seg_.bytes[x];
+    }
+    for (const auto x : seg_.reads[v]) {
+      if (!seg_.keep[x] && last_reader(set, x, v)) live -= seg_.bytes[x];
+    }
+    return {v, cost, live};
+  }
+
+  const std::uint64_t* set_of(std::size_t id) const { return sets_.data() + id * words_; }
+  static bool contains(const std::uint64_t* set, std::size_t v) { return (set[v / 64] >> (v % 64)) & 1U; }
+  bool ready(const std::uint64_t* set, std::size_t v) const {
+    for (const auto p : seg_.preds[v]) {
+      if (!contains(set, p)) return false;
+    }
+    return true;
+  }
+  static bool any_of(const std::uint64_t* set, const std::vector<std::size_t>& vertices) {
+    for (const auto u : vertices) {
+      if (contains(set, u)) return true;
+    }
+    return false;
+  }
+  bool last_reader(const std::uint64_t* set, std::size_t x, std::size_t v) const {
+    for (const auto r : seg_.readers[x]) {
+      if (r != v && !contains(set, r)) return false;
+    }
+    return true;
+  }
+
+  entry make_entry(std::size_t id, std::uint64_t good_enough) const {
+    const state& s = states_[id];
+    const std::uint64_t* set = set_of(id);
+    std::uint64_t h = 0;
+    for (const auto u : by_must_see_) {
+      if (!contains(set, u)) {
+        h = must_see_[u];
+        break;
+      }
+    }
+    for (const auto u : by_step_) {
+      if (!contains(set, u)) {
+        h = std::max(h, s.live + seg_.step_bytes[u]);
+        break;
+      }
+    }
+    const std::uint64_t bound = std::max(s.cost, h);
+    return {std::max(bound, good_enough), s.depth, s.cost, bound, id};
+  }
+
+  std::size_t hash(const std::uint64_t* set) const {
+    std::uint64_t h = 0;
+    for (std::size_t w = 0; w < words_; ++w) {
+      std::uint64_t z = h + set[w] + 0x9e3779b97f4a7c15ULL;  // splitmix64 step
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      h = z ^ (z >> 31);
+    }
+    return static_cast<std::size_t>(h);
+  }
+
+  std::size_t add_state(const std::vector<std::uint64_t>& set, std::uint64_t cost, std::uint64_t live,
+                        std::size_t parent, std::size_t vertex, std::size_t depth) {
+    sets_.insert(sets_.end(), set.begin(), set.end());
+    states_.push_back({cost, live, parent, vertex, depth});
+    const std::size_t id = states_.size() - 1;
+    if (2 * states_.size() > table_.size()) rehash();
+    else place(id);
+    return id;
+  }
+
+  void place(std::size_t id) {
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t slot = hash(set_of(id)) & mask;; slot = (slot + 1) & mask) {
+      if (table_[slot] == none) {
+        table_[slot] = id;
+        return;
+      }
+    }
+  }
+
+  void rehash() {
+    table_.assign(std::max<std::size_t>(1024, std::bit_ceil(4 * states_.size())), none);
+    for (std::size_t id = 0; id < states_.size(); ++id) place(id);
+  }
+
+  /// The id to queue for `set` reached at `cost`, or none when a path at most
+  /// as costly reached it before.
+  std::size_t find_or_add(const std::vector<std::uint64_t>& set, std::uint64_t cost, std::uint64_t live,
+                          std::size_t parent, std::size_t vertex, std::size_t depth) {
+    if (!table_.empty()) {
+      const std::size_t mask = table_.size() - 1;
+      for (std::size_t slot = hash(set.data()) & mask; table_[slot] != none; slot = (slot + 1) & mask) {
+        const std::size_t id = table_[slot];
+        if (!std::equal(set.begin(), set.end(), set_of(id))) continue;
+        state& s = states_[id];
+        if (s.cost <= cost) return none;
+        s = {cost, live, parent, vertex, depth};
+        return id;
+      }
+    }
+    return add_state(set, cost, live, parent, vertex, depth);
+  }
+
+  std::vector<std::size_t> path_to(std::size_t id) const {
+    std::vector<std::size_t> order;
+    for (; states_[id].parent != none; id = states_[id].parent) order.push_back(states_[id].vertex);
+    std::reverse(order.begin(), order.end());
+    return order;
+  }
+
+  const segment& seg_;
+  std::size_t k_;
+  std::size_t words_;
+  search_budget budget_;
+  std::size_t state_limit_;
+  std::vector<std::uint64_t> must_see_;
+  std::vector<std::size_t> by_must_see_;  ///< vertices, most memory they must see first
+  std::vector<std::size_t> by_step_;      ///< vertices, smallest outputs first
+  std::vector<state> states_;
+  std::vector<std::uint64_t> sets_;       ///< states' sets, words_ words each
+  std::vector<std::size_t> table_;        ///< open addressing: state ids by set
+  std::vector<move> moves_;
+};
+
+}  // namespace memopt::detail

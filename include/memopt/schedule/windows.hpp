@@ -1,0 +1,112 @@
+#pragma once
+// improve_by_windows: the exact scheduler's large-neighbourhood search for
+// segments too wide to solve: windows of consecutive ops around the peak are
+// reordered exactly (segment_search) with everything else fixed. And
+// assemble, which puts an order back together from its segments' orders.
+
+#include <memopt/detail/budget.hpp>
+#include <memopt/graph/compact.hpp>
+#include <memopt/schedule/segment_search.hpp>
+#include <memopt/schedule/segments.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+namespace memopt::detail {
+
+/// The whole order from each segment's local order: inert vertices first,
+/// each floating one right before its first successor.
+inline std::vector<std::size_t> assemble(const compact_graph& g, const std::vector<std::size_t>& start,
+                                         const std::vector<vertex_role>& role, const std::vector<segment>& segments,
+                                         const std::vector<std::vector<std::size_t>>& local_orders) {
+  std::vector<std::size_t> order;
+  order.reserve(g.num_vertices());
+  std::vector<char> placed(g.num_vertices(), 0);
+  for (const auto v : start) {
+    if (role[v] == vertex_role::inert) order.push_back(v);
+  }
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    for (const auto i : local_orders[s]) {
+      const std::size_t v = segments[s].vertices[i];
+      for (const auto p : g.predecessors[v]) {
+        if (role[p] == vertex_role::floating && !placed[p]) {
+          order.push_back(p);
+          placed[p] = 1;
+        }
+      }
+      order.push_back(v);
+    }
+  }
+  return order;
+}
+
+inline std::vector<std::vector<std::size_t>> identity_orders(const std::vector<segment>& segments) {
+  std::vector<std::vector<std::size_t>> orders(segments.size());
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    orders[s].resize(segments[s].size());
+    std::iota(orders[s].begin(), orders[s].end(), std::size_t{0});
+  }
+  return orders;
+}
+
+/// Large-neighbourhood search where the segments are too wide to solve:
+/// reorder a window of consecutive vertices around the peak exactly, everything
+/// else fixed, with growing windows, while that lowers the peak and time lasts.
+inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::vector<std::size_t> order,
+                                                   const std::vector<vertex_role>& role, std::uint64_t lower_bound,
+                                                   search_budget& budget, std::size_t state_limit) {
+  constexpr std::size_t widths[] = {16, 32, 64, 128, 256};
+  while (!budget.exhausted()) {
+    // Where the peak is, as a position among the normal vertices.
+    auto segments = split_into_segments(g, order, role);
+    std::uint64_t peak = 0;
+    std::size_t peak_position = 0;
+    for (std::size_t s = 0, first = 0; s < segments.size(); first += segments[s++].size()) {
+      const auto [p, at] = segments[s].profile(identity_orders({segments[s]}).front());
+      if (p > peak) {
+        peak = p;
+        peak_position = first + at;
+      }
+    }
+    if (peak <= lower_bound) break;
+    bool improved = false;
+    for (const std::size_t width : widths) {
+      for (const std::size_t offset : {width / 2, width / 4, 3 * width / 4}) {
+        const std::size_t a = peak_position > offset ? peak_position - offset : 0;
+        segments = split_into_segments(g, order, role, {a, a + width});
+        std::size_t w = 0;
+        std::uint64_t elsewhere = lower_bound;
+        for (std::size_t s = 0, first = 0; s < segments.size(); first += segments[s++].size()) {
+          if (first <= peak_position && peak_position < first + segments[s].size()) {
+            w = s;
+          } else {
+            elsewhere = std::max(elsewhere, segments[s].peak_of(identity_orders({segments[s]}).front()));
+          }
+        }
+        auto locals = identity_orders(segments);
+        // A slice of what is left (at least half a second of the time, so
+        // that a loaded machine still finishes windows).
+        segment_search search(segments[w], budget.slice(1.0 / 6, std::chrono::milliseconds(500)), state_limit);
+        auto found = search.run(locals[w], elsewhere);
+        budget.charge(search.budget());
+        if (found.peak < segments[w].peak_of(locals[w])) {
+          locals[w] = std::move(found.order);
+          order = assemble(g, order, role, segments, locals);
+          improved = true;
+          break;
+        }
+        if (budget.exhausted()) return order;
+      }
+      if (improved) break;
+    }
+    if (!improved) break;
+  }
+  return order;
+}
+
+}  // namespace memopt::detail

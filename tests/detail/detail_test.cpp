@@ -1,0 +1,184 @@
+// detail/: the shared internals, each against a brute force or by hand.
+#include <memopt/detail/checked.hpp>
+#include <memopt/detail/event_sweep.hpp>
+#include <memopt/detail/kahn.hpp>
+#include <memopt/detail/segment_tree.hpp>
+#include <memopt/detail/union_find.hpp>
+#include <memopt/graph/compact.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace {
+
+/// A CSR graph from an edge list, shaped as kahn.hpp expects.
+struct edge_graph {
+  memopt::csr_rows<std::size_t> successors, predecessors;
+  std::size_t n = 0;
+
+  edge_graph(std::size_t vertices, const std::vector<std::pair<std::size_t, std::size_t>>& edges) : n(vertices) {
+    successors.first.assign(n + 1, 0);
+    predecessors.first.assign(n + 1, 0);
+    for (const auto& [u, v] : edges) {
+      ++successors.first[u + 1];
+      ++predecessors.first[v + 1];
+    }
+    for (std::size_t v = 0; v < n; ++v) {
+      successors.first[v + 1] += successors.first[v];
+      predecessors.first[v + 1] += predecessors.first[v];
+    }
+    successors.items.resize(edges.size());
+    predecessors.items.resize(edges.size());
+    auto out = successors.first, in = predecessors.first;
+    for (const auto& [u, v] : edges) {
+      successors.items[out[u]++] = v;
+      predecessors.items[in[v]++] = u;
+    }
+  }
+  [[nodiscard]] std::size_t num_vertices() const { return n; }
+};
+
+}  // namespace
+
+TEST_CASE("kahn_order: every vertex of a dag, each after its predecessors, in ready order") {
+  const edge_graph g(5, {{0, 2}, {1, 2}, {2, 3}, {0, 4}});
+  const auto order = memopt::detail::kahn_order(g);
+  CHECK(order == std::vector<std::size_t>{0, 1, 4, 2, 3});
+}
+
+TEST_CASE("kahn_order: a cycle leaves out the vertices on and behind it") {
+  // 0 -> 1 -> 2 -> 1 (a cycle), 2 -> 3; 4 alone.
+  const edge_graph g(5, {{0, 1}, {1, 2}, {2, 1}, {2, 3}});
+  auto order = memopt::detail::kahn_order(g);
+  std::ranges::sort(order);
+  CHECK(order == std::vector<std::size_t>{0, 4});
+}
+
+TEST_CASE("ready_tracker: a vertex is ready once its last predecessor arrived") {
+  const edge_graph g(3, {{0, 2}, {1, 2}});
+  memopt::detail::ready_tracker tracker(g);
+  std::vector<std::size_t> ready;
+  tracker.start([&](std::size_t v) { ready.push_back(v); });
+  CHECK(ready == std::vector<std::size_t>{0, 1});
+  CHECK(tracker.waits(2));
+  CHECK_FALSE(tracker.arrived(2));
+  CHECK(tracker.arrived(2));
+  CHECK_FALSE(tracker.waits(2));
+}
+
+TEST_CASE("union_find: unite_roots by rank, attach under a chosen leader") {
+  memopt::detail::union_find sets(6);
+  CHECK(sets.size() == 6);
+  for (std::size_t v = 0; v < 6; ++v) CHECK(sets.find(v) == v);
+  const std::size_t r = sets.unite_roots(0, 1);
+  CHECK((r == 0 || r == 1));
+  CHECK(sets.find(0) == sets.find(1));
+  CHECK(sets.unite_roots(sets.find(2), r) == r);  // the deeper tree leads
+  CHECK(sets.find(2) == r);
+  sets.attach(r, 5);  // the caller's leader, whatever the ranks
+  for (const std::size_t v : {0, 1, 2, 5}) CHECK(sets.find(v) == 5);
+  CHECK(sets.find(3) == 3);
+  CHECK(sets.is_root(4));
+  CHECK_FALSE(sets.is_root(0));
+}
+
+TEST_CASE("union_find: agrees with relabelling on random merges") {
+  std::mt19937_64 rng(7);
+  const std::size_t n = 200;
+  memopt::detail::union_find sets(n);
+  std::vector<std::size_t> label(n);
+  for (std::size_t v = 0; v < n; ++v) label[v] = v;
+  for (int step = 0; step < 300; ++step) {
+    const std::size_t a = rng() % n, b = rng() % n;
+    sets.unite_roots(sets.find(a), sets.find(b));
+    const std::size_t from = label[b], to = label[a];
+    for (auto& l : label) {
+      if (l == from) l = to;
+    }
+    const std::size_t x = rng() % n, y = rng() % n;
+    CHECK((sets.find(x) == sets.find(y)) == (label[x] == label[y]));
+  }
+}
+
+TEST_CASE("min_tree: range minima and point updates against a brute force") {
+  std::mt19937_64 rng(11);
+  constexpr int empty = std::numeric_limits<int>::max();
+  for (const std::size_t n : {0U, 1U, 5U, 64U, 100U}) {
+    std::vector<int> keys(n);
+    for (auto& k : keys) k = static_cast<int>(rng() % 1000);
+    memopt::detail::min_tree built(keys, empty);
+    memopt::detail::min_tree<int> updated(n, empty);
+    for (std::size_t i = 0; i < n; ++i) updated.set(i, keys[i]);
+    for (int step = 0; step < 200; ++step) {
+      if (n > 0 && step % 3 == 0) {
+        const std::size_t i = rng() % n;
+        keys[i] = static_cast<int>(rng() % 1000);
+        built.set(i, keys[i]);
+        updated.set(i, keys[i]);
+      }
+      const std::size_t lo = rng() % (n + 1), hi = lo + rng() % (n + 1 - lo);
+      const int expected = lo == hi ? empty : *std::min_element(keys.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                                 keys.begin() + static_cast<std::ptrdiff_t>(hi));
+      CHECK(built.min(lo, hi) == expected);
+      CHECK(updated.min(lo, hi) == expected);
+    }
+  }
+}
+
+TEST_CASE("sweep_intervals: ends before starts at equal times, then by item; live sums match a brute force") {
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> touching = {{2, 4}, {0, 2}, {2, 2}, {0, 2}};
+  std::vector<std::pair<bool, std::size_t>> seen;
+  memopt::detail::sweep_intervals(
+      touching.size(), [&](std::size_t i) { return touching[i]; },
+      [&](std::size_t i) { seen.emplace_back(true, i); }, [&](std::size_t i) { seen.emplace_back(false, i); });
+  const std::vector<std::pair<bool, std::size_t>> expected = {
+      {true, 1}, {true, 3}, {false, 1}, {false, 3}, {true, 0}, {false, 0}};  // item 2 is empty
+  CHECK(seen == expected);
+
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> spans(rng() % 30);
+    for (auto& [lower, upper] : spans) {
+      lower = rng() % 20;
+      upper = lower + rng() % 6;
+    }
+    std::uint64_t live = 0, peak = 0;
+    memopt::detail::sweep_intervals(
+        spans.size(), [&](std::size_t i) { return spans[i]; },
+        [&](std::size_t) { peak = std::max(peak, ++live); }, [&](std::size_t) { --live; });
+    std::uint64_t brute = 0;
+    for (std::uint64_t t = 0; t < 30; ++t) {
+      const auto at_t = std::ranges::count_if(spans, [&](const auto& s) { return s.first <= t && t < s.second; });
+      brute = std::max(brute, static_cast<std::uint64_t>(at_t));
+    }
+    CHECK(live == 0);
+    CHECK(peak == brute);
+  }
+}
+
+TEST_CASE("add_overflows and checked_add at the 2^64 edge") {
+  constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t out = 0;
+  CHECK_FALSE(memopt::detail::add_overflows<std::uint64_t>(max - 1, 1, out));
+  CHECK(out == max);
+  CHECK(memopt::detail::add_overflows<std::uint64_t>(max, 1, out));
+  CHECK(out == 0);  // wrapped, as the builtin leaves it
+  CHECK(memopt::detail::add_overflows<std::uint64_t>(std::uint64_t{1} << 63, std::uint64_t{1} << 63, out));
+  std::uint32_t narrow = 0;
+  CHECK(memopt::detail::add_overflows<std::uint32_t>(std::numeric_limits<std::uint32_t>::max(), 1, narrow));
+  CHECK(memopt::detail::checked_add(max - 5, 5, 0) == max);
+  try {
+    (void)memopt::detail::checked_add(max, 2, 7);
+    FAIL("no throw");
+  } catch (const memopt::size_overflow_error& e) {
+    CHECK(e.vertex == 7);
+    CHECK(e.sum_bytes == max);
+    CHECK(e.added_bytes == 2);
+  }
+}
