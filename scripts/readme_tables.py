@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The README's tables of schedules, arenas and sharing on the shipped graphs.
 
-usage: scripts/readme_tables.py PLAN DATA_DIR [--no-alias] [--exact-seconds S] [--tables schedule,arena,share]
+usage: scripts/readme_tables.py PLAN DATA_DIR [--no-alias] [--exact-seconds S | --work-limit N]
+                                [--tables schedule,arena,share]
 
 PLAN is a Release memopt-plan, DATA_DIR holds the graphs (*.json). With
---no-alias every output is counted apart (the model before storages). Prints
+--no-alias every output is counted apart (the model before storages). With
+--work-limit the searches (exact and best schedules, the exact packer) stop on
+work instead of time, so the tables repeat exactly on any machine. Prints
 Markdown tables on stdout; each cell is what `memopt-plan` answers, so a row
 is reproduced by the command the README names above its table.
 """
@@ -27,14 +30,14 @@ def mib(b):
     return "%.1f MiB" % (b / 2**20)
 
 
-def schedule_table(plan, graphs, model, exact_seconds):
+def schedule_table(plan, graphs, model, limits):
     head = SCHEDULERS + ["lower bound", "proved", "exact s"]
     print("| graph | " + " | ".join(head) + " |")
     print("|---" * (len(head) + 1) + "|")
     for g in graphs:
         runs = {}
         for algo in SCHEDULERS:
-            extra = ["--time-limit", str(exact_seconds)] if algo == "exact" else []
+            extra = limits if algo in ("exact", "best") else []
             runs[algo] = run(plan, "schedule", str(g), "--algo", algo, *model, *extra)
         lowest = min(r["peak_bytes"] for r in runs.values())
         cells = [f"**{r['peak_bytes']}**" if r["peak_bytes"] == lowest else str(r["peak_bytes"])
@@ -46,13 +49,14 @@ def schedule_table(plan, graphs, model, exact_seconds):
         sys.stdout.flush()
 
 
-def arena_table(plan, graphs, model):
+def arena_table(plan, graphs, model, limits):
     print("| graph | max-live | " + " | ".join(HEAPS) + " |")
     print("|---" * (len(HEAPS) + 2) + "|")
     for g in graphs:
         cells, lower = [], None
         for algo in HEAPS:
-            r = run(plan, "arena", str(g), "--algo", algo, "--schedule", "program", *model)
+            extra = limits if algo == "exact" else []
+            r = run(plan, "arena", str(g), "--algo", algo, "--schedule", "program", *model, *extra)
             lower = r["lower_bound_bytes"]
             over = 0 if lower == 0 else 100.0 * (r["arena_bytes"] - lower) / lower
             cell = "+0%" if r["arena_bytes"] == lower else "+%.2f%%" % over
@@ -83,16 +87,18 @@ def main():
     parser.add_argument("data_dir")
     parser.add_argument("--no-alias", action="store_true")
     parser.add_argument("--exact-seconds", type=float, default=60)
+    parser.add_argument("--work-limit", type=int)
     parser.add_argument("--tables", default="schedule,arena,share")
     args = parser.parse_args()
     graphs = sorted(pathlib.Path(args.data_dir).glob("*.json"))
     model = ["--no-alias"] if args.no_alias else []
+    limits = ["--work-limit", str(args.work_limit)] if args.work_limit else ["--time-limit", str(args.exact_seconds)]
     for table in args.tables.split(","):
         print(f"\n### {table}{' (--no-alias)' if args.no_alias else ''}\n")
         if table == "schedule":
-            schedule_table(args.plan, graphs, model, args.exact_seconds)
+            schedule_table(args.plan, graphs, model, limits)
         elif table == "arena":
-            arena_table(args.plan, graphs, model)
+            arena_table(args.plan, graphs, model, limits)
         elif table == "share":
             share_table(args.plan, graphs, model)
         else:
