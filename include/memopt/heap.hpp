@@ -7,6 +7,7 @@
 #include <memopt/heap/exact.hpp>
 #include <memopt/heap/global_fit.hpp>
 #include <memopt/heap/graph.hpp>
+#include <memopt/heap/lifetimes.hpp>
 #include <memopt/heap/online_fit.hpp>
 #include <memopt/heap/problem.hpp>
 #include <memopt/heap/registry.hpp>

@@ -1,6 +1,7 @@
 // heap/problem.hpp: max-live, plans from offsets, the problem of a schedule.
 #include "../support/graph_spec.hpp"
 
+#include <memopt/heap/lifetimes.hpp>
 #include <memopt/heap/problem.hpp>
 #include <memopt/liveness.hpp>
 

@@ -13,6 +13,7 @@
 // naming a port that does not exist or a chain of aliases that loops.
 
 #include <memopt/error.hpp>
+#include <memopt/graph/buffer_id.hpp>
 #include <memopt/graph/concepts.hpp>
 #include <memopt/graph/index_map.hpp>
 #include <memopt/graph/tensor_traits.hpp>
@@ -24,11 +25,6 @@
 #include <vector>
 
 namespace memopt {
-
-using buffer_id = std::size_t;
-
-/// "No buffer": what buffer_table::shares holds for a buffer with storage of its own.
-inline constexpr buffer_id no_buffer = static_cast<buffer_id>(-1);
 
 struct buffer_table {
   std::vector<buffer_id> first;        ///< num_vertices + 1 offsets, by vertex index

@@ -14,7 +14,7 @@
 // alignment the online algorithm cannot take, or when an offline algorithm
 // does not give one offset per buffer.
 
-#include <memopt/graph/buffers.hpp>
+#include <memopt/graph/buffer_id.hpp>
 #include <memopt/heap/problem.hpp>
 
 #include <algorithm>

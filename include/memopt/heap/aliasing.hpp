@@ -15,6 +15,7 @@
 #include <memopt/graph/concepts.hpp>
 #include <memopt/graph/index_map.hpp>
 #include <memopt/graph/tensor_traits.hpp>
+#include <memopt/heap/lifetimes.hpp>
 #include <memopt/heap/problem.hpp>
 #include <memopt/liveness/liveness.hpp>
 

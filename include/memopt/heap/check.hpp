@@ -7,6 +7,7 @@
 // O(n log n + collisions reported).
 
 #include <memopt/detail/checked.hpp>
+#include <memopt/graph/buffer_id.hpp>
 #include <memopt/heap/problem.hpp>
 
 #include <algorithm>

@@ -15,6 +15,7 @@
 #include <memopt/graph/concepts.hpp>
 #include <memopt/heap/algorithm.hpp>
 #include <memopt/heap/aliasing.hpp>
+#include <memopt/heap/lifetimes.hpp>
 #include <memopt/heap/problem.hpp>
 #include <memopt/liveness/liveness.hpp>
 

@@ -1,8 +1,8 @@
 #pragma once
 // The arena problem: buffers with fixed half-open lifetimes [lower, upper) and
 // sizes, as in MiniMalloc; heap_plan, the answer every heap algorithm returns;
-// max_live_bytes, the no-fragmentation lower bound (no plan is smaller); and
-// heap_buffers_of, the problem of one schedule, from the liveness module.
+// max_live_bytes, the no-fragmentation lower bound (no plan is smaller). The
+// problem of one schedule is heap_buffers_of (heap/lifetimes.hpp).
 //
 // A buffer with zero bytes or an empty lifetime (lower == upper) takes no
 // space: it overlaps nothing and sits at offset 0. max_live_bytes is
@@ -12,7 +12,6 @@
 #include <memopt/detail/checked.hpp>
 #include <memopt/detail/event_sweep.hpp>
 #include <memopt/error.hpp>
-#include <memopt/liveness/liveness.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -116,39 +115,6 @@ struct time_sections {
   plan.peak_bytes = max_live_bytes(buffers);
   plan.offsets = std::move(offsets);
   return plan;
-}
-
-struct heap_buffers_options {
-  std::uint64_t alignment = 1;  ///< of every buffer
-  /// storage[b], the buffer whose storage b lives in: by default the graph's
-  /// own storages (live.buffers.storage); alias_storage adds may-aliases.
-  std::span<const buffer_id> storage = {};
-};
-
-/// The arena problem of one schedule, one heap_buffer per buffer id: the closed
-/// live interval [first, last] becomes [first, last + 1). Persistent buffers
-/// live outside the arena: they get an empty lifetime and take no space.
-/// A storage root lives until its last member dies and the members take no
-/// space of their own (share_offsets gives them the root's offset).
-[[nodiscard]] inline std::vector<heap_buffer> heap_buffers_of(const liveness_result& live,
-                                                              const heap_buffers_options& options = {}) {
-  std::vector<heap_buffer> buffers(live.buffers.size());
-  for (buffer_id b = 0; b < buffers.size(); ++b) {
-    buffers[b].alignment = options.alignment;
-    if (live.buffers.persistent[b]) continue;
-    buffers[b].lower = live.intervals[b].first;
-    buffers[b].upper = live.intervals[b].last + 1;
-    buffers[b].bytes = live.buffers.bytes[b];
-  }
-  const auto storage = options.storage.empty() ? std::span<const buffer_id>(live.buffers.storage)
-                                              : options.storage;
-  for (buffer_id b = 0; b < storage.size(); ++b) {
-    const buffer_id root = storage[b];
-    if (root == b) continue;
-    buffers[root].upper = std::max(buffers[root].upper, buffers[b].upper);
-    buffers[b].upper = buffers[b].lower;
-  }
-  return buffers;
 }
 
 }  // namespace memopt
