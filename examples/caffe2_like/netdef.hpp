@@ -128,7 +128,7 @@ inline device_option parse_device(const nlohmann::json& object, const std::strin
 [[nodiscard]] inline net_def parse_net(const std::string& text) {
   try {
     return parse_net(nlohmann::json::parse(text));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw net_error(std::string("not JSON: ") + e.what());
   }
 }

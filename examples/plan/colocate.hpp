@@ -36,7 +36,7 @@ inline command add_colocate_command(CLI::App& app) {
             const auto config = [&] {
               try {
                 return tf_like::parse_placer_config(nlohmann::json::parse(io::detail::read_file(opts->config)));
-              } catch (const nlohmann::json::parse_error& e) {
+              } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
                 throw cli_error(opts->config + ": not JSON: " + e.what());
               } catch (const std::exception& e) {  // config_error, format_error (unreadable file)
                 throw cli_error(opts->config + ": " + e.what());

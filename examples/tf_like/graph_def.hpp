@@ -317,7 +317,7 @@ inline void require_acyclic_named(const graph& g) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw memopt::io::format_error("", std::string("not JSON: ") + e.what());
   }
   if (doc.is_object() && doc.contains("format")) return from_file_graph(memopt::io::parse_graph(text));

@@ -282,7 +282,7 @@ struct file_reader {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw format_error("", std::string("not JSON: ") + e.what());
   }
   return detail::file_reader{doc, options}.read();
