@@ -1,4 +1,4 @@
-# cmake -DMODE=add_subdirectory|find_package -DSOURCE_DIR=<memopt> -DSCRATCH=<dir> -P run.cmake
+# cmake -DMODE=add_subdirectory|find_package|fetch_content -DSOURCE_DIR=<memopt> -DSCRATCH=<dir> -P run.cmake
 file(REMOVE_RECURSE ${SCRATCH})
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE code)
@@ -16,6 +16,7 @@ function(expect expected)
 endfunction()
 
 set(chain ${SOURCE_DIR}/examples/data/small/chain.json)
+set(chain_figures "consumer_io: chain peak 35 best 35 arena 35 shared 65")
 set(consumer_args -DMEMOPT_MODE=${MODE} -DMEMOPT_SOURCE_DIR=${SOURCE_DIR})
 if(MODE STREQUAL "find_package")
   run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${SCRATCH}/memopt -DMEMOPT_BUILD_TESTS=OFF
@@ -30,11 +31,17 @@ if(MODE STREQUAL "find_package")
   # find_package(memopt COMPONENTS io).
   run(${CMAKE_COMMAND} -S ${CMAKE_CURRENT_LIST_DIR}/consumer -B ${SCRATCH}/io ${consumer_args})
   run(${CMAKE_COMMAND} --build ${SCRATCH}/io --target consumer_io)
-  expect("consumer_io: chain peak 35" ${SCRATCH}/io/consumer_io ${chain})
+  expect("${chain_figures}" ${SCRATCH}/io/consumer_io ${chain})
+  # The version file: a consumer asking for a later version than the installed one is refused.
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${CMAKE_CURRENT_LIST_DIR}/consumer -B ${SCRATCH}/later
+                          ${consumer_args} -DCONSUMER_VERSION=99.0 RESULT_VARIABLE code OUTPUT_QUIET ERROR_QUIET)
+  if(code EQUAL 0)
+    message(FATAL_ERROR "find_package(memopt 99.0) accepted the installed version")
+  endif()
 else()
   run(${CMAKE_COMMAND} -S ${CMAKE_CURRENT_LIST_DIR}/consumer -B ${SCRATCH}/consumer ${consumer_args})
   run(${CMAKE_COMMAND} --build ${SCRATCH}/consumer)
   expect("consumer: peak 35" ${SCRATCH}/consumer/consumer)
-  expect("consumer_io: chain peak 35" ${SCRATCH}/consumer/consumer_io ${chain})
+  expect("${chain_figures}" ${SCRATCH}/consumer/consumer_io ${chain})
 endif()
 message("package.${MODE}: passed")
