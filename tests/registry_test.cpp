@@ -44,7 +44,8 @@ void check_unknown(F&& lookup, const std::string& family, const std::vector<std:
 }  // namespace
 
 TEST_CASE_TEMPLATE("schedule registry: every scheduler runs as its direct call", G, mt::vec_graph, mt::list_graph) {
-  const auto [g, vertex] = mt::build<G>(mt::greedy_trap());
+  const auto built = mt::build<G>(mt::greedy_trap());  // members, not a binding: clang 14 lambdas cannot capture those
+  const auto& g = built.g;
   const auto index = mt::index_map(g);
   const memopt::search_limits limits{.work_limit = 10'000};
   const memopt::exact_options search{.time_limit_seconds = std::nullopt, .work_limit = 10'000};

@@ -92,7 +92,9 @@ TEST_CASE_TEMPLATE("make_buffer_table: dense ids in vertex then port order", G, 
 
 TEST_CASE_TEMPLATE("check_topological_order: names every fault", G, mt::vec_graph, mt::list_graph,
                    mt::bidir_graph, mt::hand_graph) {
-  const auto [g, vertex] = mt::build<G>(mt::diamond());
+  const auto built = mt::build<G>(mt::diamond());  // members, not a binding: clang 14 lambdas cannot capture those
+  const auto& g = built.g;
+  const auto& vertex = built.vertex;
   const auto index = mt::index_map(g);
   const auto order = [&](std::vector<std::size_t> spec) { return mt::to_vertices<G>(vertex, spec); };
   using memopt::order_fault;

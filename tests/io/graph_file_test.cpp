@@ -100,7 +100,8 @@ TEST_CASE("read_graph: the hand-checked graphs give the README's program-order p
       {"persistent", 40},   {"outputs_dead", 102}, {"control", 21}, {"multiport", 12},
       {"greedy_trap", 15}};
   for (const auto& [name, peak] : expected) {
-    INFO(name);
+    const auto& name_label = name;  // clang 14: INFO's lambda cannot capture a binding
+    INFO(name_label);
     const auto g = io::read_graph(data_dir + "/small/" + name + ".json");
     CHECK(g[boost::graph_bundle].name == name);
     CHECK(memopt::liveness(g, memopt::program_order(g)).peak_bytes == peak);

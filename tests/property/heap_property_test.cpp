@@ -44,7 +44,8 @@ TEST_CASE("property: every heuristic's plan is valid and never below max-live") 
     INFO("trial " << trial);
     REQUIRE(memopt::max_live_bytes(buffers) == max_live);
     for (const auto& [name, run] : heuristics) {
-      INFO(name);
+      const auto& name_label = name;  // clang 14: INFO's lambda cannot capture a binding
+      INFO(name_label);
       const auto plan = run(buffers);
       CHECK(memopt::check_heap_plan(buffers, plan).empty());
       CHECK(plan.peak_bytes == max_live);

@@ -8,6 +8,8 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include <algorithm>
+
 namespace mt = memopt::testing;
 
 namespace {
@@ -39,7 +41,8 @@ const named_optimum optima[] = {
 
 TEST_CASE_TEMPLATE("exact_schedule: the optimum of every hand-checked graph, proved", G, ALL_GRAPH_TYPES) {
   for (const auto& [name, graph, optimum] : optima) {
-    INFO(name);
+    const auto& name_label = name;  // clang 14: INFO's lambda cannot capture a binding
+    INFO(name_label);
     const auto [g, vertex] = mt::build<G>(graph());
     const auto index = mt::index_map(g);
     const auto r = memopt::exact_schedule(g, {}, index);
@@ -147,7 +150,8 @@ TEST_CASE("list_schedule: tie-break options are deterministic and differ") {
 
 TEST_CASE_TEMPLATE("schedulers: the same order on every graph type", G, mt::list_graph, mt::bidir_graph, mt::hand_graph) {
   for (const auto& [name, graph, optimum] : optima) {
-    INFO(name);
+    const auto& name_label = name;  // clang 14: INFO's lambda cannot capture a binding
+    INFO(name_label);
     const auto [reference, rv] = mt::build<mt::vec_graph>(graph());
     const auto [g, vertex] = mt::build<G>(graph());
     const auto index = mt::index_map(g);
@@ -183,7 +187,8 @@ TEST_CASE("best_of: keeps the lowest peak and reports every candidate") {
 }
 
 TEST_CASE("schedulers: a cyclic graph is refused with its cycle") {
-  auto [g, vertex] = mt::build<mt::vec_graph>(mt::diamond());
+  auto built = mt::build<mt::vec_graph>(mt::diamond());  // members, not a binding: clang 14 lambdas cannot capture those
+  auto& g = built.g;
   add_edge(5, 1, memopt::tensor_edge{.control = true}, g);  // j -> l1 closes l1 -> l2 -> j
   const auto check_cycle = [](auto&& schedule) {
     try {
@@ -191,7 +196,7 @@ TEST_CASE("schedulers: a cyclic graph is refused with its cycle") {
       FAIL("no cycle_error");
     } catch (const memopt::cycle_error& e) {
       std::vector<std::size_t> cycle = e.cycle;
-      std::ranges::rotate(cycle, std::ranges::min_element(cycle));
+      std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
       CHECK(cycle == std::vector<std::size_t>{1, 3, 5});
     }
   };

@@ -330,7 +330,8 @@ TEST_CASE("dag_share: a cycle is a cycle_error, options of the wrong length inva
 
 TEST_CASE("check_sharing: the bookkeeping faults") {
   const auto spec = long_chain();
-  const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+  const auto built = mt::build<mt::vec_graph>(spec);  // members, not a binding: clang 14 lambdas cannot capture those
+  const auto& g = built.g;
   const auto order = mt::identity_order(6);
   const std::span<const std::size_t> steps(order);
   const auto good = memopt::linear_share(g, steps);
