@@ -43,7 +43,9 @@ void check_unknown(F&& lookup, const std::string& family, const std::vector<std:
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("schedule registry: every scheduler runs as its direct call", G, mt::vec_graph, mt::list_graph) {
+// mt::hand_graph is the archetype: exactly what dag and tensor_graph ask for.
+TEST_CASE_TEMPLATE("schedule registry: every scheduler runs as its direct call", G, mt::vec_graph, mt::list_graph,
+                   mt::hand_graph) {
   const auto built = mt::build<G>(mt::greedy_trap());  // members, not a binding: clang 14 lambdas cannot capture those
   const auto& g = built.g;
   const auto index = mt::index_map(g);
@@ -135,7 +137,7 @@ TEST_CASE("choose_best: every candidate's name and arena") {
 }
 
 TEST_CASE_TEMPLATE("share registry: every pass and policy runs as its direct call", G, mt::vec_graph,
-                   mt::list_graph) {
+                   mt::list_graph, mt::hand_graph) {
   const auto [g, vertex] = mt::build<G>(mt::diamond());
   const auto index = mt::index_map(g);
   const auto order = memopt::program_order(g);

@@ -16,6 +16,18 @@ static_assert(memopt::indexed_dag<mt::vec_graph> && !memopt::bidirectional_dag<m
 static_assert(memopt::bidirectional_dag<mt::bidir_graph> && memopt::tensor_graph<mt::bidir_graph>);
 static_assert(memopt::tensor_graph<mt::list_graph> && !memopt::indexed_dag<mt::list_graph>);
 static_assert(memopt::tensor_graph<mt::hand_graph> && memopt::indexed_dag<mt::hand_graph>);
+// The archetype offers nothing the concepts do not ask for, so that an
+// algorithm needing more fails to compile on it.
+template <class G>
+concept counts_edges = requires(const G& g, memopt::vertex_t<G> v) {
+  num_edges(g);
+  out_degree(v, g);
+};
+template <class G>
+concept names_traversal = requires { typename boost::graph_traits<G>::traversal_category; };
+static_assert(counts_edges<mt::vec_graph> && names_traversal<mt::vec_graph>);
+static_assert(!counts_edges<mt::hand_graph> && !names_traversal<mt::hand_graph>);
+static_assert(!memopt::bidirectional_dag<mt::hand_graph>);
 static_assert(memopt::vertex_index_map<memopt::identity_index, mt::vec_graph>);
 static_assert(!memopt::vertex_index_map<memopt::identity_index, mt::list_graph>);
 // An undirected graph is no dag; a graph without tensor bundles is no tensor_graph.

@@ -1,6 +1,9 @@
 #pragma once
 // A graph type that is no Boost class: plain vectors, adapted to Boost.Graph
 // through graph_traits and ADL free functions, with its own tensor_traits.
+// It is the archetype of memopt::dag and tensor_graph: it offers exactly what
+// they ask for (no out_degree, num_edges, in_edges or traversal category), so
+// an algorithm that needs more does not compile on it (tests/graph/graph_test.cpp).
 
 #include <memopt/graph/tensor_traits.hpp>
 
@@ -49,7 +52,6 @@ class hand_graph {
   std::vector<std::vector<std::optional<shared_storage<std::size_t>>>> shares_;
 };
 
-struct hand_traversal : boost::incidence_graph_tag, boost::vertex_list_graph_tag {};
 
 inline std::pair<boost::counting_iterator<std::size_t>, boost::counting_iterator<std::size_t>>
 vertices(const hand_graph& g) {
@@ -60,7 +62,6 @@ inline std::size_t num_vertices(const hand_graph& g) { return g.out_.size(); }
 inline auto out_edges(std::size_t v, const hand_graph& g) {
   return std::make_pair(g.out_[v].begin(), g.out_[v].end());
 }
-inline std::size_t out_degree(std::size_t v, const hand_graph& g) { return g.out_[v].size(); }
 inline std::size_t source(const hand_edge& e, const hand_graph&) { return e.from; }
 inline std::size_t target(const hand_edge& e, const hand_graph&) { return e.to; }
 
@@ -71,14 +72,8 @@ struct boost::graph_traits<memopt::testing::hand_graph> {
   using vertex_descriptor = std::size_t;
   using edge_descriptor = memopt::testing::hand_edge;
   using directed_category = boost::directed_tag;
-  using edge_parallel_category = boost::allow_parallel_edge_tag;
-  using traversal_category = memopt::testing::hand_traversal;
   using vertex_iterator = boost::counting_iterator<std::size_t>;
   using out_edge_iterator = std::vector<memopt::testing::hand_edge>::const_iterator;
-  using vertices_size_type = std::size_t;
-  using edges_size_type = std::size_t;
-  using degree_size_type = std::size_t;
-  static std::size_t null_vertex() { return static_cast<std::size_t>(-1); }
 };
 
 template <>
