@@ -18,7 +18,9 @@
 #include <new>
 #include <vector>
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"memopt-plan: plan the memory of a computation graph (memopt-graph/1 JSON)"};
   app.require_subcommand(1);
   const std::vector<memopt::plan::command> commands = {
@@ -38,19 +40,25 @@ int main(int argc, char** argv) {
     std::cerr << "memopt-plan: " << e.what() << " (see memopt-plan --help)\n";
     return 1;
   }
-  try {
-    for (const auto& c : commands) {
-      if (c.parser->parsed()) c.run();
-    }
-  } catch (const memopt::plan::cli_error& e) {
-    std::cerr << "memopt-plan: " << e.what() << '\n';
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "memopt-plan: out of memory\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "memopt-plan: internal error: " << e.what() << '\n';
-    return 1;
+  for (const auto& c : commands) {
+    if (c.parser->parsed()) c.run();
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const memopt::plan::cli_error& e) {
+    std::cerr << "memopt-plan: " << e.what() << '\n';
+  } catch (const std::bad_alloc&) {
+    std::cerr << "memopt-plan: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "memopt-plan: internal error: " << e.what() << '\n';
+  } catch (...) {
+    std::cerr << "memopt-plan: internal error\n";
+  }
+  return 1;
 }

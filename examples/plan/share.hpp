@@ -32,7 +32,7 @@ inline sharing_plan share_graph(const io::file_graph& g, const std::vector<std::
                                 const std::string& algo, const std::string& policy) {
   const std::span<const std::size_t> steps(order);
   const auto& pass = share::by_name(algo);
-  const auto plan = pass(g, steps, policy);
+  auto plan = pass(g, steps, policy);
   const auto violations = pass.every_order ? check_sharing(g, plan) : check_sharing(g, plan, steps);
   if (!violations.empty()) {
     throw std::logic_error(algo + " sharing produced an invalid plan (" +

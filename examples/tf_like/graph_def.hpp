@@ -221,7 +221,7 @@ inline void require_acyclic_named(const graph& g) {
       }
     }
     if (const auto it = spec.find("attr"); it != spec.end()) detail::read_attrs(n, *it);
-    add_vertex(std::move(n), g);
+    g[add_vertex(g)] = std::move(n);  // add_vertex(n, g) would copy it
   }
   std::vector<std::vector<memopt::buffer_ref<std::size_t>>> all_sources;  // data inputs of each node
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -292,7 +292,7 @@ inline void require_acyclic_named(const graph& g) {
     for (const auto port : n.reference_outputs) {
       if (port >= n.outputs.size()) throw detail::format_error(n.name, "ref_outputs/resource_outputs name a port it does not have");
     }
-    add_vertex(std::move(n), g);
+    g[add_vertex(g)] = std::move(n);  // add_vertex(n, g) would copy it
   }
   for (const auto v : boost::make_iterator_range(vertices(file))) {
     // In-edges come in the file's operand order, control edges last.

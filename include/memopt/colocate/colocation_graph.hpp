@@ -205,7 +205,7 @@ class colocation_graph {
   static constexpr std::uint32_t none = ~std::uint32_t{0};  ///< an empty intersection
   static constexpr std::uint32_t unknown = none - 1;        ///< not merged yet
   static constexpr std::uint32_t small_table = 64;
-  std::vector<std::uint32_t> small_merged_ = std::vector<std::uint32_t>(small_table * small_table, unknown);
+  std::vector<std::uint32_t> small_merged_ = std::vector<std::uint32_t>(std::size_t{small_table} * small_table, unknown);
   std::unordered_map<std::uint64_t, std::uint32_t> merged_support_;  ///< (a, b) -> a ∩ b, or none
 
   static const device_name& names(const group_devices& g, device_constraint which) {
@@ -295,6 +295,7 @@ class colocation_graph {
       }
     }
     std::vector<std::size_t> common;
+    common.reserve(types.size());
     for (const auto& t : types) common.push_back(t.type);
     std::ranges::sort(common);
     std::uint32_t id = 0;

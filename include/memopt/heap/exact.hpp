@@ -210,6 +210,7 @@ class exact_search {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
     std::vector<std::size_t> order;
+    order.reserve(keyed.size());
     for (const auto& entry : keyed) order.push_back(entry.second);
     std::vector<candidate> start(order.size());
     for (std::size_t r = 0; r < order.size(); ++r) start[r] = {0, r};

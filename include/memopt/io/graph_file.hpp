@@ -117,8 +117,8 @@ namespace detail {
 
 struct file_reader {
   const nlohmann::json& doc;
-  read_options options{};
-  file_graph g{};
+  read_options options;
+  file_graph& g;  ///< the caller's, so that no copy is made: adjacency_list has no move constructor
   std::unordered_map<std::string, std::size_t> index_of{};
 
   const nlohmann::json& field(const nlohmann::json& object, const char* key,
@@ -196,7 +196,7 @@ struct file_reader {
     if (const auto& a = field(spec, "attrs", nlohmann::json::value_t::object, name, false); !a.is_null()) {
       node.attrs = a;
     }
-    add_vertex(std::move(node), g);
+    g[add_vertex(g)] = std::move(node);  // add_vertex(node, g) would copy it
   }
 
   void add_edges(const nlohmann::json& spec, std::size_t v) {
@@ -246,7 +246,7 @@ struct file_reader {
     }
   }
 
-  file_graph read() {
+  void read() {
     if (!doc.is_object()) throw format_error("", "the top level is " + kind_of(doc) + ", not an object");
     const auto& format = field(doc, "format", nlohmann::json::value_t::string, "", true);
     if (format != "memopt-graph/1") {
@@ -270,7 +270,6 @@ struct file_reader {
       for (const std::size_t v : *cycle) text += "'" + g[v].name + "' -> ";
       throw format_error("", text + "'" + g[cycle->front()].name + "'");
     }
-    return std::move(g);
   }
 };
 
@@ -285,7 +284,9 @@ struct file_reader {
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw format_error("", std::string("not JSON: ") + e.what());
   }
-  return detail::file_reader{doc, options}.read();
+  file_graph g;
+  detail::file_reader{doc, options, g}.read();
+  return g;
 }
 
 /// Reads a memopt-graph/1 file, gzipped or not.
