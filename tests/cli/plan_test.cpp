@@ -462,3 +462,19 @@ TEST_CASE("arena: an in-place output lives in its input's storage, and with --no
   CHECK(csv[3].starts_with("y:0,2,2,10,"));  // its own size, no space of its own
   CHECK(csv[3].substr(csv[3].rfind(',')) == csv[1].substr(csv[1].rfind(',')));
 }
+
+TEST_CASE("generate: a graph every subcommand reads, the same for the same seed; unknown kinds refused") {
+  const auto file = temp_path("generated.json");
+  REQUIRE(plan("generate cnn-train --vertices 400 --seed 3 --output " + file.string()).status == 0);
+  const auto again = plan("generate cnn-train --vertices 400 --seed 3");
+  REQUIRE(again.status == 0);
+  std::ifstream in(file);
+  const std::string written{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  CHECK(written == again.out);
+  const auto peak = plan("peak " + file.string());
+  REQUIRE(peak.status == 0);
+  CHECK(nlohmann::json::parse(peak.out)["nodes"].get<std::size_t>() >= 360);
+  CHECK(plan("schedule " + file.string() + " --algo best --work-limit 1000").status == 0);
+  std::filesystem::remove(file);
+  check_refused(plan("generate tree --vertices 10"), "tree");
+}
