@@ -6,6 +6,7 @@
 #include "colocate.hpp"
 #include "arena.hpp"
 #include "command.hpp"
+#include "compare.hpp"
 #include "generate.hpp"
 #include "peak.hpp"
 #include "report.hpp"
@@ -33,6 +34,7 @@ int run(int argc, char** argv) {
       memopt::plan::add_report_command(app),
       memopt::plan::add_share_command(app),
       memopt::plan::add_generate_command(app),
+      memopt::plan::add_compare_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -477,4 +478,42 @@ TEST_CASE("generate: a graph every subcommand reads, the same for the same seed;
   CHECK(plan("schedule " + file.string() + " --algo best --work-limit 1000").status == 0);
   std::filesystem::remove(file);
   check_refused(plan("generate tree --vertices 10"), "tree");
+}
+
+TEST_CASE("compare: every algorithm of each family on every graph, with bounds, wins and geometric means") {
+  const std::string graphs = data_dir + "/small/diamond.json " + data_dir + "/small/fanout6.json";
+  const auto csv = plan("compare " + graphs + " --work-limit 1000 --format csv");
+  REQUIRE(csv.status == 0);
+  std::istringstream rows(csv.out);
+  std::string line;
+  std::getline(rows, line);
+  CHECK(line == "graph,family,algorithm,value,lower_bound,ratio,seconds");
+  std::size_t cells = 0;
+  while (std::getline(rows, line)) ++cells;
+  // Two graphs, each with every scheduler (11), heap algorithm (8) and sharing pass (2).
+  CHECK(cells == 2 * (11 + 8 + 2));
+  const auto json = plan("compare " + graphs + " --work-limit 1000 --format json --families schedule --algos program,best");
+  REQUIRE(json.status == 0);
+  const auto doc = nlohmann::json::parse(json.out);
+  REQUIRE(doc["cells"].size() == 4);
+  CHECK(doc["cells"][0]["graph"] == "diamond");
+  CHECK(doc["cells"][0]["algorithm"] == "program");
+  CHECK(doc["cells"][0]["value"] == 21);
+  CHECK(doc["cells"][1]["value"] == 12);  // best: the optimum, and the bound
+  CHECK(doc["cells"][1]["lower_bound"] == 12);
+  const auto& summary = doc["summary"];
+  REQUIRE(summary.size() == 2);
+  CHECK(summary[0]["algorithm"] == "program");
+  CHECK(summary[0]["wins"] == 0);  // 21 and 25 against 12 and 10
+  CHECK(summary[1]["wins"] == 2);
+  CHECK(summary[1]["geomean_ratio"] == 1.0);
+  CHECK(summary[0]["geomean_ratio"].get<double>() == doctest::Approx(std::sqrt(21.0 / 12 * 25.0 / 10)));
+  const auto md = plan("compare " + graphs + " --work-limit 1000 --families arena");
+  REQUIRE(md.status == 0);
+  CHECK(md.out.find("### arena") != std::string::npos);
+  CHECK(md.out.find("| geometric mean of ratios |") != std::string::npos);
+  CHECK(md.out.find("### schedule") == std::string::npos);
+  check_refused(plan("compare " + graphs + " --algos fastest"), "fastest");
+  check_refused(plan("compare " + graphs + " --families simulate"), "simulate");
+  check_refused(plan("compare " + data_dir + "/small/missing.json"), "missing.json");
 }

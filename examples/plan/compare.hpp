@@ -1,0 +1,145 @@
+#pragma once
+// memopt-plan compare GRAPH... [--families schedule,arena,share] [--algos LIST]
+//                     [--time-limit S] [--work-limit N] [--format md|csv|json]
+// Every algorithm of each family on every graph, side by side: a cell is the
+// algorithm's result (schedule: transient peak; arena: arena bytes for the
+// best schedule's lifetimes; share: total storage bytes for the program
+// order), its ratio to the family's best lower bound on that graph (schedule:
+// the static bound and every search's certified one; arena: max-live; share:
+// the program order's peak) and the seconds it took. A summary per algorithm:
+// the geometric mean of its ratios, its wins (graphs where no algorithm of
+// the family did better) and its total time. --algos keeps the named
+// algorithms (in whichever family has them). md: a table per family; csv:
+// one row per cell; json: {"cells": [...], "summary": [...]}.
+
+#include "command.hpp"
+#include "format.hpp"
+#include "schedulers.hpp"
+
+#include <compare/comparison.hpp>
+
+#include <memopt/heap.hpp>
+#include <memopt/liveness.hpp>
+#include <memopt/share.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace memopt::plan {
+
+namespace detail {
+
+inline bool selected(const std::vector<std::string>& algos, std::string_view name) {
+  return algos.empty() || std::ranges::find(algos, name) != algos.end();
+}
+
+/// The family's cells for one graph, each with the family's bound on it.
+inline std::vector<comparison::cell> compare_family(const io::file_graph& g, const std::string& family,
+                                                   const std::vector<std::string>& algos,
+                                                   const search_limits& limits) {
+  const std::string name = g[boost::graph_bundle].name;
+  std::vector<comparison::cell> cells;
+  std::uint64_t bound = 0;
+  if (family == "schedule") {
+    bound = lower_bound(g);
+    for (const auto& e : schedule::entries()) {
+      if (!selected(algos, e.name)) continue;
+      const auto r = run_scheduler(g, e.name, limits);
+      bound = std::max(bound, r.lower_bound_bytes);
+      cells.push_back({name, family, std::string(e.name), r.peak_bytes, 0, r.seconds});
+    }
+  } else if (family == "arena") {
+    const auto order = run_scheduler(g, "best", limits).order;
+    const auto problem = make_arena_problem(g, std::span<const std::size_t>(order));
+    bound = max_live_bytes(problem.buffers);
+    for (const auto& e : heap::entries()) {
+      if (!selected(algos, e.name)) continue;
+      const auto [r, ms] = timed([&] { return e(problem.buffers, limits); });
+      cells.push_back({name, family, std::string(e.name), r.plan.arena_bytes, 0, ms / 1000});
+    }
+  } else {  // share
+    const auto order = program_order(g);
+    const std::span<const std::size_t> steps(order);
+    bound = liveness(g, steps).peak_bytes;
+    for (const auto& e : share::entries()) {
+      if (!selected(algos, e.name)) continue;
+      const auto [plan, ms] = timed([&] { return e(g, steps); });
+      cells.push_back({name, family, std::string(e.name), plan.total_bytes, 0, ms / 1000});
+    }
+  }
+  for (auto& c : cells) c.lower_bound = bound;
+  return cells;
+}
+
+}  // namespace detail
+
+inline command add_compare_command(CLI::App& app) {
+  struct options {
+    std::vector<std::string> graphs;
+    std::vector<std::string> families = {"schedule", "arena", "share"};
+    std::vector<std::string> algos;
+    std::optional<double> time_limit;
+    std::optional<std::uint64_t> work_limit;
+    std::string format = "md";
+    bool no_alias = false;
+  };
+  auto opts = std::make_shared<options>();
+  auto* cmd = app.add_subcommand("compare", "every algorithm on every graph, side by side");
+  cmd->add_option("GRAPH", opts->graphs, "memopt-graph/1 files")->required();
+  cmd->add_option("--families", opts->families, "schedule, arena, share (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"schedule", "arena", "share"}));
+  cmd->add_option("--algos", opts->algos, "keep only these algorithms (comma-separated)")->delimiter(',');
+  cmd->add_option("--time-limit", opts->time_limit, "seconds for each search (exact, best)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--work-limit", opts->work_limit, "work for each search: the table then repeats exactly");
+  cmd->add_option("--format", opts->format, "md, csv or json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"md", "csv", "json"}));
+  cmd->add_flag("--no-alias", opts->no_alias, "count every output apart");
+  return {cmd, [opts] {
+            std::vector<std::string> known = schedule::names();
+            for (const auto& names : {heap::names(), share::names()}) known.insert(known.end(), names.begin(), names.end());
+            for (const auto& a : opts->algos) {
+              if (std::ranges::find(known, a) == known.end()) {
+                throw cli_error("compare: unknown algorithm '" + a + "' (known: " + joined(known) + ")");
+              }
+            }
+            const search_limits limits{opts->time_limit, opts->work_limit};
+            std::vector<comparison::cell> cells;
+            for (const auto& path : opts->graphs) {
+              const graph_argument input{path, opts->no_alias};
+              const auto g = load_graph(input);
+              naming_nodes(g, path, [&] {
+                for (const auto& family : opts->families) {
+                  auto more = detail::compare_family(g, family, opts->algos, limits);
+                  cells.insert(cells.end(), more.begin(), more.end());
+                }
+              });
+            }
+            if (opts->format == "md") {
+              static const std::map<std::string, std::string> what = {
+                  {"schedule", "transient peak bytes of each order; bound: the static and certified lower bounds"},
+                  {"arena", "arena bytes for the best schedule's lifetimes; bound: max-live"},
+                  {"share", "total storage bytes for the program order; bound: its peak"}};
+              std::vector<std::pair<std::string, std::string>> families;
+              for (const auto& f : opts->families) families.emplace_back(f, what.at(f));
+              comparison::print_markdown(std::cout, cells, families);
+            } else if (opts->format == "csv") {
+              comparison::print_csv(std::cout, cells);
+            } else {
+              comparison::print_json(std::cout, cells);
+            }
+          }};
+}
+
+}  // namespace memopt::plan
