@@ -1,16 +1,20 @@
 #pragma once
-// memopt-plan report GRAPH: a readable comparison for a person. Each family
-// adds its section (a function of the graph writing to the stream).
+// memopt-plan report GRAPH [--svg DIR]: a readable comparison for a person.
+// Each family adds its section (a function of the graph writing to the
+// stream); --svg DIR also draws the orders' timelines and the arena (svg.hpp).
 
 #include "arena.hpp"
 #include "command.hpp"
 #include "format.hpp"
 #include "schedulers.hpp"
 #include "share.hpp"
+#include "svg.hpp"
 
 #include <memopt/liveness.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <ostream>
@@ -50,8 +54,15 @@ inline void report_header(const io::file_graph& g, const graph_argument& input, 
   }
 }
 
+/// The orders report_schedules ran, by scheduler, and the best lower bound.
+struct report_orders {
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> orders;
+  std::uint64_t lower_bound = 0;
+};
+
 /// Every scheduler's transient peak, side by side, with the lower bound.
-inline void report_schedules(const io::file_graph& g, std::ostream& out) {
+inline report_orders report_schedules(const io::file_graph& g, std::ostream& out) {
+  report_orders ran;
   const auto program = liveness(g, program_order(g)).peak_bytes;
   const auto bound = lower_bound(g);
   out << "Schedules: transient peak of each order (no fragmentation)\n"
@@ -62,6 +73,7 @@ inline void report_schedules(const io::file_graph& g, std::ostream& out) {
     if (scheduler.name == "exact") continue;  // best is exact within its budget
     const auto r = run_scheduler(g, scheduler.name);
     best_bound = std::max(best_bound, r.lower_bound_bytes);
+    ran.orders.emplace_back(scheduler.name, r.order);
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.3f", program == 0 ? 1.0 : double(r.peak_bytes) / double(program));
     out << "  " << pad(std::string(scheduler.name), 16) << pad(std::to_string(r.peak_bytes), 14, true)
@@ -70,6 +82,44 @@ inline void report_schedules(const io::file_graph& g, std::ostream& out) {
   }
   out << "  " << pad("lower bound", 16) << pad(std::to_string(best_bound), 14, true)
       << pad(human_bytes(best_bound), 12, true) << "   (no order peaks lower)\n\n";
+  ran.lower_bound = best_bound;
+  return ran;
+}
+
+/// DIR/timeline.svg (every order's live bytes) and DIR/arena.svg (the best
+/// order's arena plan); see svg.hpp.
+inline void write_pictures(const io::file_graph& g, const report_orders& ran, const std::string& dir) {
+  const auto open = [&](const std::string& name) {
+    std::filesystem::create_directories(dir);
+    std::ofstream file(std::filesystem::path(dir) / name, std::ios::binary);
+    if (!file) throw cli_error("cannot write " + (std::filesystem::path(dir) / name).string());
+    return file;
+  };
+  const std::string graph = g[boost::graph_bundle].name;
+  std::vector<svg::named_timeline> lines;
+  for (const auto& [name, order] : ran.orders) lines.push_back({name, liveness(g, order).timeline});
+  const auto& best = std::ranges::find(ran.orders, std::string("best"), [](const auto& o) { return o.first; })->second;
+  const auto live = liveness(g, best);
+  auto at_peak = live.live_at_peak;
+  std::ranges::stable_sort(at_peak, [&](auto a, auto b) { return live.buffers.bytes[a] > live.buffers.bytes[b]; });
+  std::vector<std::pair<std::string, std::uint64_t>> named;
+  for (std::size_t k = 0; k < std::min<std::size_t>(at_peak.size(), 12); ++k) {
+    const auto b = at_peak[k];
+    named.emplace_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)), live.buffers.bytes[b]);
+  }
+  auto timeline = open("timeline.svg");
+  svg::write_timeline(timeline, graph, lines, ran.lower_bound, named);
+  const auto problem = make_arena_problem(g, std::span<const std::size_t>(best));
+  const auto plan = heap::by_name("best")(problem.buffers);
+  std::vector<svg::placed_buffer> placed;
+  for (buffer_id b = 0; b < problem.buffers.size(); ++b) {
+    if (!problem.buffers[b].takes_space()) continue;
+    const auto owner = problem.live.buffers.owner[b];
+    placed.push_back({buffer_name(g, owner, problem.live.buffers.port_of(b)), g[owner].op, problem.buffers[b],
+                      plan.plan.offsets[b]});
+  }
+  auto arena = open("arena.svg");
+  svg::write_arena(arena, graph, placed, plan.plan.arena_bytes, plan.method);
 }
 
 /// What is live at the peak of the program order, largest first.
@@ -92,14 +142,21 @@ inline void report_peak_buffers(const io::file_graph& g, std::ostream& out) {
 }
 
 inline command add_report_command(CLI::App& app) {
-  auto input = std::make_shared<graph_argument>();
+  struct options {
+    graph_argument input;
+    std::string svg_dir;
+  };
+  auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("report", "a readable comparison of the plans for a graph");
-  add_graph_argument(cmd, *input);
-  return {cmd, [input] {
-            const auto g = load_graph(*input);
-            naming_nodes(g, input->path, [&] {
-              report_header(g, *input, std::cout);
-              report_schedules(g, std::cout);
+  add_graph_argument(cmd, opts->input);
+  cmd->add_option("--svg", opts->svg_dir, "also draw timeline.svg and arena.svg in this directory");
+  return {cmd, [opts] {
+            const auto& input = opts->input;
+            const auto g = load_graph(input);
+            naming_nodes(g, input.path, [&] {
+              report_header(g, input, std::cout);
+              const auto ran = report_schedules(g, std::cout);
+              if (!opts->svg_dir.empty()) write_pictures(g, ran, opts->svg_dir);
               report_peak_buffers(g, std::cout);
               report_sharing(g, std::cout);
               report_arena(g, std::cout);

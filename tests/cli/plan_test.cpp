@@ -2,20 +2,28 @@
 // stderr for bad input or usage, never a crash.
 #include "run_plan.hpp"
 
+#include <memopt/heap.hpp>
+#include <memopt/io/graph_file.hpp>
+#include <memopt/schedule.hpp>
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -516,4 +524,60 @@ TEST_CASE("compare: every algorithm of each family on every graph, with bounds, 
   check_refused(plan("compare " + graphs + " --algos fastest"), "fastest");
   check_refused(plan("compare " + graphs + " --families simulate"), "simulate");
   check_refused(plan("compare " + data_dir + "/small/missing.json"), "missing.json");
+}
+
+namespace {
+
+/// Elements of an XML document by name with their count; fails the test when
+/// a tag is unbalanced or the document has more than one root.
+std::map<std::string, std::size_t> xml_elements(const std::string& text) {
+  std::map<std::string, std::size_t> count;
+  std::vector<std::string> open;
+  std::size_t roots = 0;
+  for (std::size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
+    const std::size_t end = text.find('>', at);
+    REQUIRE(end != std::string::npos);
+    const std::string tag = text.substr(at + 1, end - at - 1);
+    if (tag.starts_with('?') || tag.starts_with('!')) continue;
+    if (tag.starts_with('/')) {
+      REQUIRE(!open.empty());
+      CHECK(open.back() == tag.substr(1));
+      open.pop_back();
+      continue;
+    }
+    const std::string name = tag.substr(0, tag.find_first_of(" \n/"));
+    ++count[name];
+    if (open.empty()) ++roots;
+    if (!tag.ends_with('/')) open.push_back(name);
+  }
+  CHECK(open.empty());
+  CHECK(roots == 1);
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("report --svg: a timeline per scheduler and a rectangle per arena buffer, in well-formed SVG") {
+  const auto dir = temp_path("svg");
+  const std::string graph = data_dir + "/small/greedy_trap.json";
+  REQUIRE(plan("report " + graph + " --svg " + dir.string()).status == 0);
+  const auto read = [&](const std::string& name) {
+    std::ifstream in(dir / name);
+    return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  };
+  const auto timeline = read("timeline.svg");
+  const auto t = xml_elements(timeline);
+  CHECK(t.at("svg") == 1);
+  // Every scheduler of the report (all but exact, which best runs within its budget).
+  CHECK(t.at("polyline") == memopt::schedule::entries().size() - 1);
+  CHECK(timeline.find("class=\"bound\"") != std::string::npos);
+  const auto arena = read("arena.svg");
+  const auto a = xml_elements(arena);
+  const auto g = memopt::io::read_graph(graph);
+  const auto best = memopt::best_schedule(g);
+  const auto problem = memopt::make_arena_problem(g, std::span<const std::size_t>(best.order));
+  const auto taking_space = std::ranges::count_if(problem.buffers, [](const auto& b) { return b.takes_space(); });
+  CHECK(a.at("rect") == static_cast<std::size_t>(taking_space) + 1);  // and the white background
+  CHECK(a.at("title") == static_cast<std::size_t>(taking_space));
+  std::filesystem::remove_all(dir);
 }
