@@ -1,0 +1,132 @@
+// Each family's main algorithms from 10^3 to 10^6 vertices (three edges a
+// vertex, random_graph.hpp), beside boost::topological_sort on the same graphs
+// in the same run, with the library's own peak heap use per vertex:
+//   build-bench/bench/scaling_bench --benchmark_format=json > scaling.json
+//   scripts/scaling.py scaling.json       # the README's table and log-log slopes
+// Counters: bytes_per_vertex is the largest amount of heap the call held at
+// once beyond what it started with, over the vertices (allocations counted by
+// this binary's operator new and delete); the graph itself is built before.
+#include "random_graph.hpp"
+
+#include <memopt/heap.hpp>
+#include <memopt/liveness.hpp>
+#include <memopt/schedule.hpp>
+#include <memopt/share.hpp>
+
+#include <benchmark/benchmark.h>
+#include <boost/graph/topological_sort.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <iterator>
+#include <new>
+#include <span>
+#include <vector>
+
+namespace {
+
+std::atomic<std::size_t> live_bytes{0}, peak_bytes{0};
+
+void note_allocation(std::size_t bytes) {
+  const auto now = live_bytes.fetch_add(bytes) + bytes;
+  auto peak = peak_bytes.load();
+  while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
+  }
+}
+
+}  // namespace
+
+// Every allocation carries its size in front, so that delete knows what it
+// frees. (GCC 12 takes the free of our own malloc'd block for a mismatch.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t bytes) {
+  auto* block = static_cast<std::size_t*>(std::malloc(bytes + sizeof(std::max_align_t)));
+  if (block == nullptr) throw std::bad_alloc();
+  *block = bytes;
+  note_allocation(bytes);
+  return reinterpret_cast<char*>(block) + sizeof(std::max_align_t);
+}
+void operator delete(void* p) noexcept {
+  if (p == nullptr) return;
+  auto* block = reinterpret_cast<std::size_t*>(static_cast<char*>(p) - sizeof(std::max_align_t));
+  live_bytes.fetch_sub(*block);
+  std::free(block);
+}
+void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+#pragma GCC diagnostic pop
+
+namespace {
+
+using memopt::bench::graph;
+
+// Built once a size, in place: adjacency_list has no move constructor.
+template <std::size_t Vertices>
+const graph& graph_of() {
+  static const graph g = memopt::bench::random_graph({.vertices = Vertices, .edges = 3 * Vertices});
+  return g;
+}
+
+const graph& graph_of(std::size_t vertices) {
+  switch (vertices) {
+    case 1000: return graph_of<1000>();
+    case 10'000: return graph_of<10'000>();
+    case 100'000: return graph_of<100'000>();
+    default: return graph_of<1'000'000>();
+  }
+}
+
+template <class F>
+void scaled(benchmark::State& state, F run) {
+  const auto vertices = static_cast<std::size_t>(state.range(0));
+  const graph& g = graph_of(vertices);
+  std::size_t held = 0;
+  for (auto _ : state) {
+    const std::size_t before = live_bytes.load();
+    peak_bytes.store(before);
+    run(g);
+    held = std::max(held, peak_bytes.load() - before);
+  }
+  state.counters["vertices"] = static_cast<double>(vertices);
+  state.counters["bytes_per_vertex"] = static_cast<double>(held) / static_cast<double>(vertices);
+}
+
+void BM_topological_sort(benchmark::State& s) {
+  scaled(s, [](const graph& g) {
+    std::vector<std::size_t> reversed;
+    boost::topological_sort(g, std::back_inserter(reversed));
+    benchmark::DoNotOptimize(reversed.data());
+  });
+}
+void BM_liveness(benchmark::State& s) {
+  scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::liveness(g, memopt::program_order(g)).peak_bytes); });
+}
+void BM_list_schedule(benchmark::State& s) {
+  scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::list_schedule(g).peak_bytes); });
+}
+void BM_dfs_schedule(benchmark::State& s) {
+  scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::dfs_schedule(g).peak_bytes); });
+}
+void BM_lpmf_schedule(benchmark::State& s) {
+  scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::lpmf_schedule(g).peak_bytes); });
+}
+void BM_arena_best_fit(benchmark::State& s) {
+  scaled(s, [](const graph& g) {
+    const auto order = memopt::program_order(g);
+    benchmark::DoNotOptimize(memopt::plan_arena(g, std::span<const std::size_t>(order), memopt::best_fit{}).plan.arena_bytes);
+  });
+}
+void BM_dag_share(benchmark::State& s) {
+  scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::dag_share(g).total_bytes); });
+}
+
+#define MEMOPT_SCALING(name) BENCHMARK(name)->RangeMultiplier(10)->Range(1000, 1'000'000)->Unit(benchmark::kMillisecond)
+MEMOPT_SCALING(BM_topological_sort);
+MEMOPT_SCALING(BM_liveness);
+MEMOPT_SCALING(BM_list_schedule);
+MEMOPT_SCALING(BM_dfs_schedule);
+MEMOPT_SCALING(BM_lpmf_schedule);
+MEMOPT_SCALING(BM_arena_best_fit);
+MEMOPT_SCALING(BM_dag_share);
+
+}  // namespace

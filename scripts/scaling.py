@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""The README's scaling table from scaling_bench's JSON output.
+
+usage: build-bench/bench/scaling_bench --benchmark_format=json > scaling.json
+       scripts/scaling.py scaling.json
+
+For each benchmark: CPU milliseconds at 10^3..10^6 vertices, the ratio to
+boost::topological_sort on the same graph at 10^6, the log-log slope between
+10^5 and 10^6 (1.0 is linear), the same slope less topological_sort's (what the
+algorithm adds to the memory system's own growth), and the peak heap the call
+holds per vertex.
+"""
+import json
+import math
+import sys
+from collections import defaultdict
+
+
+def main():
+    runs = json.load(open(sys.argv[1]))["benchmarks"]
+    times = defaultdict(dict)
+    per_vertex = defaultdict(dict)
+    for r in runs:
+        name, size = r["name"].split("/")
+        times[name][int(size)] = r["cpu_time"]
+        per_vertex[name][int(size)] = r.get("bytes_per_vertex", 0)
+    sizes = sorted(next(iter(times.values())))
+    base = times["BM_topological_sort"]
+
+    def slope(t):
+        return math.log10(t[sizes[-1]] / t[sizes[-2]]) / math.log10(sizes[-1] / sizes[-2])
+
+    print("| algorithm | " + " | ".join(f"10^{round(math.log10(n))} ms" for n in sizes)
+          + " | vs topological_sort at 10^6 | slope 10^5→10^6 | slope less topological_sort's | heap bytes/vertex |")
+    print("|---" * (len(sizes) + 5) + "|")
+    for name, t in times.items():
+        cells = [f"{t[n]:.3g}" for n in sizes]
+        print(f"| {name.removeprefix('BM_')} | " + " | ".join(cells)
+              + f" | {t[sizes[-1]] / base[sizes[-1]]:.1f} | {slope(t):.2f} | {slope(t) - slope(base):+.2f}"
+              + f" | {per_vertex[name][sizes[-1]]:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
