@@ -52,6 +52,20 @@ struct forward_op {
   saves saved;
 };
 
+/// Records the forward ops of a training step as they are added, with what
+/// each one's backward reads.
+struct forward_pass {
+  graph& g;
+  std::vector<forward_op> ops;
+
+  tensor operator()(node n, saves saved) {
+    n.phase = "forward";
+    const std::size_t v = g.add(std::move(n));
+    ops.push_back({v, saved});
+    return {v, 0};
+  }
+};
+
 /// Appends the backward of `forward` (ops in program order; the last one is the
 /// loss, whose gradient is where the backward starts) to g.
 inline void derive_backward(graph& g, const std::vector<forward_op>& forward) {
@@ -105,6 +119,15 @@ namespace detail {
 
 inline std::uint64_t f32(std::uint64_t elements) { return 4 * elements; }
 
+/// An empty graph named after how it is made, its source the command that makes it.
+inline graph named(const std::string& kind, std::size_t vertices, std::uint64_t seed) {
+  std::string name = kind + "_n" + std::to_string(vertices) + "_s" + std::to_string(seed);
+  std::ranges::replace(name, '-', '_');
+  return {.name = std::move(name),
+          .source = "memopt-plan generate " + kind + " --vertices " + std::to_string(vertices) + " --seed " +
+                    std::to_string(seed)};
+}
+
 inline std::size_t add_weight(graph& g, const std::string& name, std::uint64_t bytes) {
   return g.add({.name = name, .op = "parameter", .outputs = {bytes}, .persistent = true});
 }
@@ -116,9 +139,7 @@ inline std::size_t add_weight(graph& g, const std::string& name, std::uint64_t b
 /// of the eight layers before that.
 inline graph layered(std::size_t vertices, std::uint64_t seed) {
   rng r(seed);
-  graph g{.name = "layered_n" + std::to_string(vertices) + "_s" + std::to_string(seed),
-          .source = "memopt-plan generate layered --vertices " + std::to_string(vertices) + " --seed " +
-                    std::to_string(seed)};
+  graph g = detail::named("layered", vertices, seed);
   const std::size_t mean_width = std::max<std::size_t>(1, static_cast<std::size_t>(std::sqrt(double(vertices)) / 2));
   std::vector<std::vector<std::size_t>> layers{{g.add({.name = "input", .op = "input", .outputs = {1 << 20}})}};
   while (g.nodes.size() < vertices) {
@@ -148,9 +169,7 @@ inline graph layered(std::size_t vertices, std::uint64_t seed) {
 /// sinks are averaged into its output. Spatial size halves every few stages.
 inline graph randwire(std::size_t vertices, std::uint64_t seed) {
   rng r(seed);
-  graph g{.name = "randwire_n" + std::to_string(vertices) + "_s" + std::to_string(seed),
-          .source = "memopt-plan generate randwire --vertices " + std::to_string(vertices) + " --seed " +
-                    std::to_string(seed)};
+  graph g = detail::named("randwire", vertices, seed);
   constexpr std::size_t per_stage = 32, k = 4;
   const std::uint64_t batch = r.pick(std::vector<std::uint64_t>{8, 16, 32});
   const std::size_t stages = std::max<std::size_t>(1, vertices / (per_stage + 1));
@@ -205,19 +224,11 @@ inline graph randwire(std::size_t vertices, std::uint64_t seed) {
 /// fully connected layer and a loss, then the backward.
 inline graph cnn_train(std::size_t vertices, std::uint64_t seed) {
   rng r(seed);
-  graph g{.name = "cnn_train_n" + std::to_string(vertices) + "_s" + std::to_string(seed),
-          .source = "memopt-plan generate cnn-train --vertices " + std::to_string(vertices) + " --seed " +
-                    std::to_string(seed)};
+  graph g = detail::named("cnn-train", vertices, seed);
   const std::uint64_t batch = r.pick(std::vector<std::uint64_t>{8, 16, 32, 64});
   std::uint64_t channels = r.pick(std::vector<std::uint64_t>{32, 48, 64}), side = 56;
   const std::size_t blocks = std::max<std::size_t>(2, vertices * 5 / 47);  // about 9.4 nodes a block, both passes
-  std::vector<forward_op> forward;
-  const auto op = [&](node n, saves saved) {
-    n.phase = "forward";
-    const std::size_t v = g.add(std::move(n));
-    forward.push_back({v, saved});
-    return v;
-  };
+  forward_pass op{g};
   tensor x{g.add({.name = "images", .op = "input", .outputs = {detail::f32(batch * 3 * 224 * 224)}}), 0};
   tensor residual = x;
   for (std::size_t b = 0; b < blocks; ++b) {
@@ -233,18 +244,15 @@ inline graph cnn_train(std::size_t vertices, std::uint64_t seed) {
     const auto conv = op({.name = name + "conv", .op = "convolution", .outputs = {bytes}, .inputs = {x, {w, 0}},
                           .flops = conv_flops},
                          saves::inputs);
-    const auto bn = op({.name = name + "bn", .op = "batch_norm", .outputs = {bytes}, .inputs = {{conv, 0}, {gamma, 0}},
+    const auto bn = op({.name = name + "bn", .op = "batch_norm", .outputs = {bytes}, .inputs = {conv, {gamma, 0}},
                         .flops = 8.0 * double(bytes / 4)},
                        saves::inputs);
-    x = {op({.name = name + "relu", .op = "relu", .outputs = {bytes}, .inputs = {{bn, 0}},
-             .flops = double(bytes / 4)},
-            saves::output),
-         0};
+    x = op({.name = name + "relu", .op = "relu", .outputs = {bytes}, .inputs = {bn}, .flops = double(bytes / 4)},
+           saves::output);
     if (b % 2 == 1 && g.nodes[residual.first].outputs[residual.second] == bytes) {
-      x = {op({.name = name + "add", .op = "add", .outputs = {bytes}, .inputs = {x, residual},
-               .flops = double(bytes / 4)},
-              saves::nothing),
-           0};
+      x = op({.name = name + "add", .op = "add", .outputs = {bytes}, .inputs = {x, residual},
+              .flops = double(bytes / 4)},
+             saves::nothing);
     }
     if (b % 2 == 1) residual = x;
   }
@@ -252,13 +260,13 @@ inline graph cnn_train(std::size_t vertices, std::uint64_t seed) {
                          saves::nothing);
   const auto fc_w = detail::add_weight(g, "fc_w", detail::f32(channels * 1000));
   const auto logits = op({.name = "fc", .op = "matmul", .outputs = {detail::f32(batch * 1000)},
-                          .inputs = {{pooled, 0}, {fc_w, 0}}, .flops = 2.0 * double(batch * channels * 1000)},
+                          .inputs = {pooled, {fc_w, 0}}, .flops = 2.0 * double(batch * channels * 1000)},
                          saves::inputs);
   const auto labels = g.add({.name = "labels", .op = "input", .outputs = {8 * batch}});
-  const auto loss = op({.name = "loss", .op = "cross_entropy", .outputs = {4}, .inputs = {{logits, 0}, {labels, 0}}},
+  const auto loss = op({.name = "loss", .op = "cross_entropy", .outputs = {4}, .inputs = {logits, {labels, 0}}},
                        saves::inputs);
-  g.outputs.push_back({loss, 0});
-  derive_backward(g, forward);
+  g.outputs.push_back(loss);
+  derive_backward(g, op.ops);
   return g;
 }
 
@@ -268,21 +276,13 @@ inline graph cnn_train(std::size_t vertices, std::uint64_t seed) {
 /// residual add), a vocabulary projection and a loss, then the backward.
 inline graph transformer_train(std::size_t vertices, std::uint64_t seed) {
   rng r(seed);
-  graph g{.name = "transformer_train_n" + std::to_string(vertices) + "_s" + std::to_string(seed),
-          .source = "memopt-plan generate transformer-train --vertices " + std::to_string(vertices) + " --seed " +
-                    std::to_string(seed)};
+  graph g = detail::named("transformer-train", vertices, seed);
   const std::uint64_t batch = r.pick(std::vector<std::uint64_t>{4, 8, 16});
   const std::uint64_t seq = r.pick(std::vector<std::uint64_t>{256, 512, 1024});
   const std::uint64_t width = r.pick(std::vector<std::uint64_t>{512, 768, 1024}), heads = width / 64;
   const std::uint64_t vocab = 32000, tokens = batch * seq;
   const std::size_t layers = std::max<std::size_t>(1, vertices * 2 / 61);  // about 30.5 nodes a layer, both passes
-  std::vector<forward_op> forward;
-  const auto op = [&](node n, saves saved) {
-    n.phase = "forward";
-    const std::size_t v = g.add(std::move(n));
-    forward.push_back({v, saved});
-    return tensor{v, 0};
-  };
+  forward_pass op{g};
   const std::uint64_t act = detail::f32(tokens * width);
   const auto matmul = [&](const std::string& name, tensor in, std::uint64_t in_width, std::uint64_t out_width) {
     const auto w = detail::add_weight(g, name + "_w", detail::f32(in_width * out_width));
@@ -323,7 +323,7 @@ inline graph transformer_train(std::size_t vertices, std::uint64_t seed) {
   const auto loss = op({.name = "loss", .op = "cross_entropy", .outputs = {4}, .inputs = {logits, {labels, 0}}},
                        saves::inputs);
   g.outputs.push_back(loss);
-  derive_backward(g, forward);
+  derive_backward(g, op.ops);
   return g;
 }
 
