@@ -6,7 +6,8 @@
 // come from a schedule (CSV id "node:port", lower the producer's step, upper
 // one past the last reader's; persistent buffers are left out of the arena).
 // One JSON object: algo, buffers, arena_bytes, lower_bound_bytes (max-live),
-// fits (with a capacity), proved_optimal, seconds, fragmentation, and for
+// fits (with a capacity), proved_optimal, seconds, interrupted (Ctrl-C ended
+// the search with its best plan), fragmentation, and for
 // exact: status ("fits", "does-not-fit", "unknown") and nodes. --output
 // writes the plan as MiniMalloc CSV with an offset column.
 // A graph's views and in-place results live in their source's storage: one
@@ -139,7 +140,7 @@ inline command add_arena_command(CLI::App& app) {
             } else {
               const auto g = load_graph(opts->input);
               auto arena = naming_nodes(g, opts->input.path, [&] {
-                const auto order = run_scheduler(g, opts->schedule, {.work_limit = opts->work_limit}).order;
+                const auto order = run_scheduler(g, opts->schedule, {.work_limit = opts->work_limit, .stop = &interrupted}).order;
                 return graph_arena_problem(g, order, opts->alignment, opts->alias);
               });
               problem = std::move(arena.problem);
@@ -147,7 +148,7 @@ inline command add_arena_command(CLI::App& app) {
             }
             auto [r, ms] = timed([&] {
               try {
-                auto planned = (*algo)(problem.buffers, {opts->time_limit, opts->work_limit}, opts->capacity);
+                auto planned = (*algo)(problem.buffers, {opts->time_limit, opts->work_limit, &interrupted}, opts->capacity);
                 share_offsets(planned.plan, storage);
                 return planned;
               } catch (const error& e) {
@@ -169,6 +170,7 @@ inline command add_arena_command(CLI::App& app) {
             }
             out["fragmentation"] = r.plan.fragmentation();
             out["seconds"] = ms / 1000;
+            out["interrupted"] = interrupted.load();
             if (!opts->output.empty()) {
               std::ofstream file(opts->output, std::ios::binary);
               file << io::write_minimalloc_csv(problem, r.plan.offsets);

@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
+#include <csignal>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -21,6 +23,20 @@ class cli_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// Set by Ctrl-C (SIGINT): the searches (exact and best schedules, the exact
+/// packer) then end with the best they have, which is printed as usual with
+/// "interrupted": true. A second Ctrl-C ends the program at once.
+inline std::atomic<bool> interrupted{false};
+
+inline void stop_searches_on_interrupt() {
+  std::signal(SIGINT, [](int) {
+    if (interrupted.exchange(true)) {
+      std::signal(SIGINT, SIG_DFL);
+      std::raise(SIGINT);
+    }
+  });
+}
 
 /// A subcommand: its CLI11 parser and what it does once parsed.
 struct command {

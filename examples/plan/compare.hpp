@@ -114,7 +114,7 @@ inline command add_compare_command(CLI::App& app) {
                 throw cli_error("compare: unknown algorithm '" + a + "' (known: " + joined(known) + ")");
               }
             }
-            const search_limits limits{opts->time_limit, opts->work_limit};
+            const search_limits limits{opts->time_limit, opts->work_limit, &interrupted};
             std::vector<comparison::cell> cells;
             for (const auto& path : opts->graphs) {
               const graph_argument input{path, opts->no_alias};
@@ -126,6 +126,7 @@ inline command add_compare_command(CLI::App& app) {
                 }
               });
             }
+            if (interrupted) std::cerr << "memopt-plan: interrupted: the searches after Ctrl-C kept their best so far\n";
             if (opts->format == "md") {
               static const std::map<std::string, std::string> what = {
                   {"schedule", "transient peak bytes of each order; bound: the static and certified lower bounds"},

@@ -44,6 +44,7 @@ int run(int argc, char** argv) {
     std::cerr << "memopt-plan: " << e.what() << " (see memopt-plan --help)\n";
     return 1;
   }
+  memopt::plan::stop_searches_on_interrupt();
   for (const auto& c : commands) {
     if (c.parser->parsed()) c.run();
   }

@@ -3,7 +3,8 @@
 // One JSON object: graph, algo, method (what produced the order: the
 // scheduler, or for exact and best the seed heuristic or "exact" when the
 // search beat every seed), peak_bytes, lower_bound_bytes, proved_optimal
-// (peak_bytes == lower_bound_bytes), seconds, order (node names, in order).
+// (peak_bytes == lower_bound_bytes), seconds, interrupted (Ctrl-C ended the
+// search: the order is the best found by then), order (node names, in order).
 
 #include "command.hpp"
 #include "schedulers.hpp"
@@ -34,7 +35,9 @@ inline command add_schedule_command(CLI::App& app) {
   return {cmd, [opts] {
             const auto g = load_graph(opts->graph);
             naming_nodes(g, opts->graph.path, [&] {
-              const auto r = run_scheduler(g, opts->algo, opts->limits);
+              auto limits = opts->limits;
+              limits.stop = &interrupted;
+              const auto r = run_scheduler(g, opts->algo, limits);
               nlohmann::ordered_json out;
               out["graph"] = g[boost::graph_bundle].name;
               out["algo"] = opts->algo;
@@ -43,6 +46,7 @@ inline command add_schedule_command(CLI::App& app) {
               out["lower_bound_bytes"] = r.lower_bound_bytes;
               out["proved_optimal"] = r.peak_bytes == r.lower_bound_bytes;
               out["seconds"] = r.seconds;
+              out["interrupted"] = interrupted.load();
               auto& order = out["order"] = nlohmann::ordered_json::array();
               for (const auto v : r.order) order.push_back(g[v].name);
               std::cout << out.dump() << '\n';

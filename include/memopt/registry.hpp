@@ -6,6 +6,7 @@
 
 #include <memopt/error.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -20,6 +21,7 @@ namespace memopt {
 struct search_limits {
   std::optional<double> time_limit_seconds;  ///< none: the algorithm's default, unless work_limit is set
   std::optional<std::uint64_t> work_limit;   ///< states or search nodes; alone, the result is repeatable
+  const std::atomic<bool>* stop = nullptr;   ///< once *stop is true the search ends with its best (Ctrl-C)
 
   /// The time limit to search with, given the algorithm's default: a work
   /// limit alone means no time limit, so that the result depends on the input only.

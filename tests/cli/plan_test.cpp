@@ -14,8 +14,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -580,4 +582,30 @@ TEST_CASE("report --svg: a timeline per scheduler and a rectangle per arena buff
   CHECK(a.at("rect") == static_cast<std::size_t>(taking_space) + 1);  // and the white background
   CHECK(a.at("title") == static_cast<std::size_t>(taking_space));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("schedule: Ctrl-C ends a long exact search with its best order, valid and marked interrupted") {
+  // randwire_ws_s1 is not proved within a minute: the search is still running when SIGINT comes.
+  const auto out = temp_path("interrupted.json");
+  const std::string command = std::string(MEMOPT_PLAN) + " schedule " + data_dir +
+                              "/randwire_ws_s1_infer_b32.json --algo exact --time-limit 600 > " + out.string() +
+                              " 2>/dev/null & pid=$!; sleep 3; kill -INT $pid; wait $pid";
+  const auto started = std::chrono::steady_clock::now();
+  const int status = std::system(command.c_str());
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(60));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::ifstream in(out);
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["interrupted"] == true);
+  CHECK(j["proved_optimal"] == false);
+  // The order is a valid one, with the peak it claims.
+  std::string names;
+  for (const auto& name : j["order"]) names += name.get<std::string>() + "\n";
+  const auto order = write_temp("interrupted_order.txt", names);
+  const auto peak = plan("peak " + data_dir + "/randwire_ws_s1_infer_b32.json --order " + order.string());
+  REQUIRE(peak.status == 0);
+  CHECK(nlohmann::json::parse(peak.out)["peak_bytes"] == j["peak_bytes"]);
+  std::filesystem::remove(out);
+  std::filesystem::remove(order);
 }

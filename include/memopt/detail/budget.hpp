@@ -5,11 +5,15 @@
 // time limit, a search's result depends on its input alone, on any machine
 // under any load: the work limit is what makes results repeatable.
 //
+// A stop flag (say, set by a SIGINT handler) ends it as well, at the next
+// clock reading; the search then returns the best it has, as at a deadline.
+//
 // A search shares its budget among parts with slice(fraction): the part gets
 // that fraction of the time and of the work left, and charge(part) bills the
 // work it did to the whole.
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -21,28 +25,33 @@ class search_budget {
   using clock = std::chrono::steady_clock;
 
   search_budget() = default;
-  search_budget(std::optional<double> seconds, std::optional<std::uint64_t> work)
-      : work_limit_(work) {
+  search_budget(std::optional<double> seconds, std::optional<std::uint64_t> work,
+                const std::atomic<bool>* stop = nullptr)
+      : work_limit_(work), stop_(stop) {
     if (seconds) {
       deadline_ = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(*seconds));
     }
   }
 
-  /// Spends one unit of work; false once the budget is gone (the clock is
-  /// read every 256 units).
+  /// Spends one unit of work; false once the budget is gone (the clock and
+  /// the stop flag are read every 256 units).
   bool spend() {
     ++used_;
     if (work_limit_ && used_ > *work_limit_) return false;
-    return !deadline_ || used_ % 256 != 0 || clock::now() <= *deadline_;
+    if (used_ % 256 != 0) return true;
+    return !stopped() && (!deadline_ || clock::now() <= *deadline_);
   }
   /// Whether nothing is left, reading the clock now.
   [[nodiscard]] bool exhausted() const {
-    return (work_limit_ && used_ >= *work_limit_) || (deadline_ && clock::now() >= *deadline_);
+    return (work_limit_ && used_ >= *work_limit_) || (deadline_ && clock::now() >= *deadline_) || stopped();
   }
+  /// Whether the stop flag is set.
+  [[nodiscard]] bool stopped() const { return stop_ != nullptr && stop_->load(std::memory_order_relaxed); }
   /// A part of what is left: `fraction` of the time and of the work, with at
   /// least `minimum_time` of the time (never past the deadline).
   [[nodiscard]] search_budget slice(double fraction, clock::duration minimum_time = {}) const {
     search_budget part;
+    part.stop_ = stop_;
     if (deadline_) {
       const auto now = clock::now();
       const auto left = *deadline_ > now ? *deadline_ - now : clock::duration{};
@@ -63,6 +72,7 @@ class search_budget {
  private:
   std::optional<clock::time_point> deadline_;
   std::optional<std::uint64_t> work_limit_;
+  const std::atomic<bool>* stop_ = nullptr;
   std::uint64_t used_ = 0;
 };
 

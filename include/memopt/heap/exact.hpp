@@ -22,6 +22,7 @@
 #include <memopt/heap/problem.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -49,6 +50,7 @@ struct exact_fit_options {
   /// W lifetime length, A bytes x length, T most bytes left in a section it
   /// spans, Z bytes, L lower, U upper; then buffer index.
   std::vector<std::string> preorders = {"WAT", "TAW", "TWA"};
+  const std::atomic<bool>* stop = nullptr;  ///< once *stop is true the search ends with its best
 };
 
 struct exact_result {
@@ -382,7 +384,7 @@ class exact_search {
 
 [[nodiscard]] inline exact_result exact_fit(std::span<const heap_buffer> buffers,
                                             const exact_fit_options& options = {}) {
-  detail::search_budget budget(options.time_limit_seconds, options.work_limit);
+  detail::search_budget budget(options.time_limit_seconds, options.work_limit, options.stop);
   exact_result r;
   r.plan = choose_best(buffers).plan;
   const std::uint64_t g = detail::arena_granularity(buffers);

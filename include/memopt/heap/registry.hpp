@@ -61,7 +61,8 @@ struct entry {
         static_cast<exact_result&>(r) =
             exact_fit(buffers, {.capacity = capacity,
                                 .time_limit_seconds = limits.time_limit_or(*default_seconds),
-                                .work_limit = limits.work_limit});
+                                .work_limit = limits.work_limit,
+                                .stop = limits.stop});
         return r;
     }
     const auto& plan = r.plan;

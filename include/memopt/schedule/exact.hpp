@@ -24,6 +24,7 @@
 #include <memopt/schedule/windows.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +40,7 @@ struct exact_options {
   std::optional<double> time_limit_seconds = 10.0;  ///< for the whole search; nullopt: none
   std::optional<std::uint64_t> work_limit;          ///< states expanded in the whole search
   std::size_t state_limit = 2'000'000;              ///< states stored for one segment
+  const std::atomic<bool>* stop = nullptr;          ///< once *stop is true the search ends with its best
 };
 
 /// An order with its peak and a lower bound on every order's peak.
@@ -56,7 +58,7 @@ struct order_bounds {
 /// exactly (improve_by_windows) with the rest.
 [[nodiscard]] inline order_bounds exact_order(const compact_graph& g, const std::vector<std::size_t>& start,
                                               const exact_options& options = {}) {
-  detail::search_budget budget(options.time_limit_seconds, options.work_limit);
+  detail::search_budget budget(options.time_limit_seconds, options.work_limit, options.stop);
   const auto role = detail::vertex_roles(g, start);
   const auto segments = detail::split_into_segments(g, start, role);
   auto local_orders = detail::identity_orders(segments);

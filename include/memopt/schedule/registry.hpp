@@ -51,7 +51,8 @@ struct entry {
                                               Index index = {}) const {
     const auto search = [&] {
       return exact_options{.time_limit_seconds = limits.time_limit_or(*default_seconds),
-                           .work_limit = limits.work_limit};
+                           .work_limit = limits.work_limit,
+                           .stop = limits.stop};
     };
     switch (id) {
       case algorithm::program: break;
