@@ -72,7 +72,8 @@ inline std::string fixed(double value, int digits) {
 inline void print_markdown(std::ostream& out, const std::vector<cell>& cells,
                            const std::vector<std::pair<std::string, std::string>>& families) {
   const auto summary = summarise(cells);
-  for (const auto& [family, what] : families) {
+  for (const auto& [family_name, what] : families) {
+    const std::string& family = family_name;  // a binding: clang 14 lambdas cannot capture it
     std::vector<std::string> algos, graphs;
     for (const auto& s : summary) {
       if (s.family == family) algos.push_back(s.algorithm);

@@ -85,7 +85,7 @@ inline void derive_backward(graph& g, const std::vector<forward_op>& forward) {
                    .op = "add",
                    .outputs = {bytes},
                    .inputs = {slot, contribution},
-                   .flops = static_cast<double>(bytes / 4),
+                   .flops = static_cast<double>(bytes) / 4,
                    .phase = "backward"}),
             0};
   };
@@ -245,13 +245,13 @@ inline graph cnn_train(std::size_t vertices, std::uint64_t seed) {
                           .flops = conv_flops},
                          saves::inputs);
     const auto bn = op({.name = name + "bn", .op = "batch_norm", .outputs = {bytes}, .inputs = {conv, {gamma, 0}},
-                        .flops = 8.0 * double(bytes / 4)},
+                        .flops = 8.0 * double(bytes) / 4},
                        saves::inputs);
-    x = op({.name = name + "relu", .op = "relu", .outputs = {bytes}, .inputs = {bn}, .flops = double(bytes / 4)},
+    x = op({.name = name + "relu", .op = "relu", .outputs = {bytes}, .inputs = {bn}, .flops = double(bytes) / 4},
            saves::output);
     if (b % 2 == 1 && g.nodes[residual.first].outputs[residual.second] == bytes) {
       x = op({.name = name + "add", .op = "add", .outputs = {bytes}, .inputs = {x, residual},
-              .flops = double(bytes / 4)},
+              .flops = double(bytes) / 4},
              saves::nothing);
     }
     if (b % 2 == 1) residual = x;

@@ -131,6 +131,7 @@ inline void write_arena(std::ostream& out, const std::string& graph, const std::
   std::map<std::string, std::uint64_t> bytes_of_op;
   for (const auto& b : buffers) bytes_of_op[b.op] += b.lifetime.bytes;
   std::vector<std::pair<std::uint64_t, std::string>> ops;
+  ops.reserve(bytes_of_op.size());
   for (const auto& [op, bytes] : bytes_of_op) ops.emplace_back(bytes, op);
   std::ranges::sort(ops, std::greater{});
   std::map<std::string, std::string> colour_of_op;
