@@ -10,7 +10,8 @@
 // the geometric mean of its ratios, its wins (graphs where no algorithm of
 // the family did better) and its total time. --algos keeps the named
 // algorithms (in whichever family has them). md: a table per family; csv:
-// one row per cell; json: {"cells": [...], "summary": [...]}.
+// one row per cell; json: {"cells": [...], "summary": [...]}. A progress bar
+// on stderr when it is a terminal; Ctrl-C ends the searches with their best.
 
 #include "command.hpp"
 #include "format.hpp"
@@ -33,6 +34,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace memopt::plan {
 
@@ -116,16 +119,27 @@ inline command add_compare_command(CLI::App& app) {
             }
             const search_limits limits{opts->time_limit, opts->work_limit, &interrupted};
             std::vector<comparison::cell> cells;
+            const bool show_progress = isatty(STDERR_FILENO) != 0;  // silent in pipes and CI
+            const std::size_t steps = opts->graphs.size() * opts->families.size();
+            std::size_t done = 0;
             for (const auto& path : opts->graphs) {
               const graph_argument input{path, opts->no_alias};
               const auto g = load_graph(input);
               naming_nodes(g, path, [&] {
                 for (const auto& family : opts->families) {
+                  if (show_progress) {
+                    const std::size_t filled = 30 * done / steps;
+                    std::cerr << "\r[" << std::string(filled, '#') << std::string(30 - filled, ' ') << "] " << done
+                              << '/' << steps << ' ' << g[boost::graph_bundle].name << ' ' << family << "\x1b[K"
+                              << std::flush;
+                  }
                   auto more = detail::compare_family(g, family, opts->algos, limits);
                   cells.insert(cells.end(), more.begin(), more.end());
+                  ++done;
                 }
               });
             }
+            if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
             if (interrupted) std::cerr << "memopt-plan: interrupted: the searches after Ctrl-C kept their best so far\n";
             if (opts->format == "md") {
               static const std::map<std::string, std::string> what = {
