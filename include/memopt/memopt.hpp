@@ -6,3 +6,4 @@
 #include <memopt/schedule.hpp>
 #include <memopt/share.hpp>
 #include <memopt/heap.hpp>
+#include <memopt/simulate.hpp>

@@ -76,6 +76,25 @@ inline void resolve_storage_roots(buffer_table& table) {
   }
 }
 
+/// Once table.shares names each alias's source: roots, and the model's facts
+/// by storage (an alias adds no bytes; persistent and live_out hold for every
+/// buffer of a storage). Throws bad_alias_error on a loop of aliases.
+inline void settle_storages(buffer_table& table) {
+  table.storage.resize(table.size());
+  std::iota(table.storage.begin(), table.storage.end(), buffer_id{0});
+  resolve_storage_roots(table);
+  table.aliased = 0;
+  for (buffer_id b = 0; b < table.size(); ++b) {
+    if (table.shares[b] == no_buffer) continue;
+    ++table.aliased;
+    const buffer_id root = table.storage[b];
+    table.bytes[b] = 0;
+    table.persistent[b] = table.persistent[root];
+    if (table.live_out[b]) table.live_out[root] = true;
+  }
+  for (buffer_id b = 0; b < table.size(); ++b) table.live_out[b] = table.live_out[table.storage[b]];
+}
+
 }  // namespace detail
 
 /// The buffers of g, with vertex `v` numbered index(v). Throws
@@ -127,16 +146,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     }
     table.shares[b] = table.id(s, source.port);
   }
-  detail::resolve_storage_roots(table);
-  table.aliased = aliases.size();
-  for (const auto& alias : aliases) {
-    const buffer_id b = alias.first;
-    const buffer_id root = table.storage[b];
-    table.bytes[b] = 0;
-    table.persistent[b] = table.persistent[root];
-    if (table.live_out[b]) table.live_out[root] = true;
-  }
-  for (const auto& alias : aliases) table.live_out[alias.first] = table.live_out[table.storage[alias.first]];
+  detail::settle_storages(table);
   return table;
 }
 

@@ -12,7 +12,10 @@
 //   and is live from the root's step to the last step that reads or defines
 //   any of its tensors; every buffer of a storage gets the storage's interval
 //   (the aliases add no bytes). An order must keep the hazards of in-place
-//   writes (graph/storage.hpp) as it keeps edges.
+//   writes (graph/storage.hpp) as it keeps edges;
+// - one option (liveness_options): count_unread_outputs = false drops every
+//   storage no op reads (grappler's accounting of fetched results); by
+//   default they count, for a step or to the end when live-out.
 // O(V + E) for one order. Every family takes its peaks from here. It runs on
 // the caller's graph, or on a compact_graph snapshot of it (the schedulers
 // evaluate every order they try on the one snapshot they took).
@@ -47,6 +50,13 @@ struct live_interval {
   friend bool operator==(const live_interval&, const live_interval&) = default;
 };
 
+/// The memory model's one option.
+struct liveness_options {
+  /// false: a storage no op reads costs nothing, even a live-out one (a
+  /// fetched result), as grappler's virtual scheduler counts.
+  bool count_unread_outputs = true;
+};
+
 struct liveness_result {
   buffer_table buffers;
   std::vector<live_interval> intervals;  ///< by buffer; persistent ones span the whole run
@@ -61,10 +71,20 @@ namespace detail {
 
 /// The model once each buffer's own interval is known (its step and last
 /// reading step, or the whole run when persistent): storages, timeline, peak.
-/// vertex_at[t] names the vertex of step t in an overflow error.
+/// vertex_at[t] names the vertex of step t in an overflow error; read[b] says
+/// whether an op reads buffer b (used when unread outputs are not counted).
 template <class VertexAt>
-void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at) {
+void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at, const std::vector<bool>& read,
+                     const liveness_options& options) {
   const buffer_table& buffers = r.buffers;
+  std::vector<bool> counted;
+  if (!options.count_unread_outputs) {
+    counted.assign(buffers.size(), false);
+    for (buffer_id b = 0; b < buffers.size(); ++b) {
+      if (read[b]) counted[buffers.storage[b]] = true;
+    }
+  }
+  const auto counts = [&](buffer_id b) { return counted.empty() || counted[b]; };
   if (buffers.aliased > 0) {
     // A storage lives until its last tensor does; each tensor lives as long.
     for (buffer_id b = 0; b < buffers.size(); ++b) {
@@ -82,7 +102,7 @@ void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at) {
   allocated.assign(n, 0);
   std::vector<std::uint64_t> freed(n, 0);
   for (buffer_id b = 0; b < buffers.size(); ++b) {
-    const std::uint64_t bytes = buffers.bytes[b];
+    const std::uint64_t bytes = counts(b) ? buffers.bytes[b] : 0;
     const std::size_t owner = buffers.owner[b];
     if (buffers.persistent[b]) {
       r.persistent_bytes = checked_add(r.persistent_bytes, bytes, owner);
@@ -103,18 +123,17 @@ void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at) {
     }
   }
   for (buffer_id b = 0; b < buffers.size(); ++b) {
-    if (!buffers.persistent[b] && buffers.owns_storage(b) && r.intervals[b].contains(r.peak_step) &&
+    if (!buffers.persistent[b] && buffers.owns_storage(b) && counts(b) && r.intervals[b].contains(r.peak_step) &&
         n > 0) {
       r.live_at_peak.push_back(b);
     }
   }
 }
 
-/// Each buffer's interval before any read: its step, to the end when live-out,
-/// the whole run when persistent.
-inline void start_intervals(liveness_result& r, const std::vector<std::size_t>& step) {
+/// Each buffer's interval before any read, in a run of n steps: its owner's
+/// step, to the end when live-out, the whole run when persistent.
+inline void start_intervals(liveness_result& r, const std::vector<std::size_t>& step, std::size_t n) {
   const buffer_table& buffers = r.buffers;
-  const std::size_t n = step.size();
   r.intervals.resize(buffers.size());
   for (buffer_id b = 0; b < buffers.size(); ++b) {
     const std::size_t def = step[buffers.owner[b]];
@@ -138,7 +157,7 @@ inline void require_hazards_kept(std::span<const storage_hazard> hazards, const 
 /// Live intervals, timeline and peak of `order` on g.
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] liveness_result liveness(const G& g, std::span<const vertex_t<G>> order,
-                                       Index index = {}) {
+                                       Index index = {}, const liveness_options& options = {}) {
   using traits = tensor_traits<G>;
   liveness_result r;
   r.buffers = make_buffer_table(g, index);  // checks the index map first
@@ -146,7 +165,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     throw not_topological_error(fault.fault, fault.vertex, fault.other);
   });
   const buffer_table& buffers = r.buffers;
-  detail::start_intervals(r, step);
+  detail::start_intervals(r, step, step.size());
+  std::vector<bool> read(buffers.size(), false);
 
   for (const auto u : boost::make_iterator_range(vertices(g))) {
     const std::size_t i = index(u);
@@ -159,18 +179,20 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
         throw bad_port_error(i, j, port, buffers.num_outputs(i));
       }
       const buffer_id b = buffers.id(i, port);
+      read[b] = true;
       if (!buffers.persistent[b]) r.intervals[b].last = std::max(r.intervals[b].last, step[j]);
     }
   }
   detail::require_hazards_kept(storage_hazards(g, buffers, index), step);
-  detail::finish_liveness(r, step.size(), [&](std::size_t t) { return index(order[t]); });
+  detail::finish_liveness(r, step.size(), [&](std::size_t t) { return index(order[t]); }, read, options);
   return r;
 }
 
 /// Live intervals, timeline and peak of `order` (dense vertex indices) on the
 /// snapshot c of a graph: the same result as liveness() on the graph itself.
 [[nodiscard]] inline liveness_result snapshot_liveness(const compact_graph& c,
-                                                       std::span<const std::size_t> order) {
+                                                       std::span<const std::size_t> order,
+                                                       const liveness_options& options = {}) {
   liveness_result r;
   r.buffers = c.buffers;
   const std::size_t n = c.num_vertices();
@@ -190,12 +212,14 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       if (step[j] <= step[i]) throw not_topological_error(order_fault::before_predecessor, j, i);
     }
   }
-  detail::start_intervals(r, step);
+  detail::start_intervals(r, step, step.size());
+  std::vector<bool> read(r.buffers.size(), false);
   for (buffer_id b = 0; b < r.buffers.size(); ++b) {
+    read[b] = !c.readers[b].empty();
     if (r.buffers.persistent[b]) continue;
     for (const std::size_t j : c.readers[b]) r.intervals[b].last = std::max(r.intervals[b].last, step[j]);
   }
-  detail::finish_liveness(r, n, [&](std::size_t t) { return order[t]; });
+  detail::finish_liveness(r, n, [&](std::size_t t) { return order[t]; }, read, options);
   return r;
 }
 

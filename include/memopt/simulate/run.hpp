@@ -1,0 +1,247 @@
+#pragma once
+// simulate(): runs a task graph as grappler's virtual scheduler does. Tasks
+// with no input (and fed ones) are ready at time 0. The policy picks one ready
+// task at a time; it starts when its device (or link, for a send) is free and
+// it is ready, and ends its cost later; its successors whose inputs have all
+// run become ready at that end (a Merge on each input). One pass, O((V + E)
+// log V) with the heap policies.
+//
+// Memory per device is the one memory model (liveness/) over the device's
+// steps; with options.memory.count_unread_outputs = false an output no task
+// reads costs nothing, as the seed counts. Throws no_ready_node_error when no
+// task can start, and what make_task_graph throws.
+
+#include <memopt/detail/checked.hpp>
+#include <memopt/graph/buffers.hpp>
+#include <memopt/liveness/liveness.hpp>
+#include <memopt/simulate/cost_model.hpp>
+#include <memopt/simulate/errors.hpp>
+#include <memopt/simulate/machine.hpp>
+#include <memopt/simulate/ready_policy.hpp>
+#include <memopt/simulate/result.hpp>
+#include <memopt/simulate/tasks.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <numeric>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memopt::sim {
+
+struct simulation_options {
+  task_options tasks;         ///< fetch, feed, control token bytes
+  liveness_options memory{};  ///< the memory model's option
+};
+
+namespace detail {
+
+/// The policy's name: its static `name`, else "custom".
+template <class Policy>
+std::string policy_name() {
+  if constexpr (requires { std::string(Policy::name); }) {
+    return Policy::name;
+  } else {
+    return "custom";
+  }
+}
+
+/// Device d's memory: its tasks' runs as steps, the one model over them.
+inline void device_memory(const simulation_result& r, std::size_t d, const liveness_options& options,
+                          device_report& out) {
+  const task_graph& tg = r.graph;
+  // Steps: runs of d's tasks, by time (a send when it ends), then run order.
+  std::vector<std::pair<double, std::size_t>> keyed;
+  for (std::size_t k = 0; k < r.runs.size(); ++k) {
+    const task& t = tg.tasks[r.runs[k].task];
+    if (t.device != d) continue;
+    keyed.emplace_back(t.kind == task_kind::send ? r.runs[k].end_us : r.runs[k].start_us, k);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::size_t n = keyed.size();
+  std::vector<std::size_t> local(tg.tasks.size(), no_task);  // task -> its local index
+  std::vector<std::size_t> tasks;                              // local index -> task
+  std::vector<std::size_t> step;                               // by local task: its first step
+  out.steps.resize(n);
+  out.timeline.resize(n);
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::size_t t = r.runs[keyed[s].second].task;
+    out.steps[s] = t;
+    if (local[t] == no_task) {
+      local[t] = tasks.size();
+      tasks.push_back(t);
+      step.push_back(s);
+    }
+  }
+  // Tasks of d that never ran hold nothing; their reads keep buffers to the end.
+  std::vector<bool> read_by_waiting(tg.buffers.size(), false);
+  for (const std::size_t t : r.not_run) {
+    for (const std::size_t b : tg.reads[t]) read_by_waiting[b] = true;
+  }
+
+  liveness_result& live = out.memory;
+  buffer_table& table = live.buffers;
+  std::vector<std::size_t> local_buffer(tg.buffers.size(), no_task);
+  table.first.assign(tasks.size() + 1, 0);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    table.first[i] = out.buffer_ids.size();
+    for (std::size_t b = tg.first_buffer[tasks[i]]; b < tg.first_buffer[tasks[i] + 1]; ++b) {
+      local_buffer[b] = out.buffer_ids.size();
+      out.buffer_ids.push_back(b);
+      const task_buffer& tb = tg.buffers[b];
+      table.owner.push_back(i);
+      table.bytes.push_back(tb.bytes);
+      table.persistent.push_back(tb.persistent);
+      table.live_out.push_back(tb.live_out || read_by_waiting[b]);
+      table.in_place.push_back(tb.in_place);
+      table.shares.push_back(no_buffer);
+    }
+  }
+  table.first[tasks.size()] = out.buffer_ids.size();
+  for (std::size_t lb = 0; lb < out.buffer_ids.size(); ++lb) {
+    const std::size_t source = tg.buffers[out.buffer_ids[lb]].shares;
+    if (source != no_task && local_buffer[source] != no_task) table.shares[lb] = local_buffer[source];
+  }
+  memopt::detail::settle_storages(table);
+
+  memopt::detail::start_intervals(live, step, n);
+  std::vector<bool> read(table.size(), false);
+  for (std::size_t s = 0; s < n; ++s) {
+    for (const std::size_t b : tg.reads[out.steps[s]]) {
+      const std::size_t lb = local_buffer[b];
+      if (lb == no_task) continue;  // read on another device: not this one's memory
+      read[lb] = true;
+      if (!table.persistent[lb]) live.intervals[lb].last = std::max(live.intervals[lb].last, s);
+    }
+  }
+  for (const std::size_t t : r.not_run) {
+    for (const std::size_t b : tg.reads[t]) {
+      if (local_buffer[b] != no_task) read[local_buffer[b]] = true;
+    }
+  }
+  memopt::detail::finish_liveness(
+      live, n, [&](std::size_t s) { return tg.tasks[out.steps[s]].vertex; }, read, options);
+  for (std::size_t s = 0; s < n; ++s) out.timeline[s] = {keyed[s].first, live.timeline[s]};
+}
+
+}  // namespace detail
+
+/// Runs `tg` on `m`: the policy picks, `cost` times the ops.
+template <cost_model Cost, ready_policy Policy>
+[[nodiscard]] simulation_result run_tasks(task_graph tg, const machine& m, const Cost& cost, Policy policy,
+                                          const liveness_options& memory = {}) {
+  m.check();
+  simulation_result r;
+  r.policy = detail::policy_name<Policy>();
+  r.graph = std::move(tg);
+  const task_graph& g = r.graph;
+  const std::size_t count = g.tasks.size();
+  const std::size_t num_devices = m.devices.size();
+  std::vector<double> ready(count, 0);
+  std::vector<std::size_t> inputs_ready(count, 0);
+  std::vector<bool> ran(count, false);
+  const ready_view view(g, ready);
+  for (std::size_t t = 0; t < count; ++t) {
+    if (g.starts_ready[t]) policy.push(t, view);
+  }
+  if (count > 0 && policy.empty()) {
+    std::vector<std::size_t> waiting;
+    for (std::size_t t = 0; t < count && waiting.size() < 3; ++t) waiting.push_back(g.tasks[t].vertex);
+    throw no_ready_node_error(std::move(waiting));
+  }
+
+  std::vector<double> clock(num_devices, 0);   // devices, then links as they are used
+  std::map<std::pair<std::size_t, std::size_t>, std::size_t> link_resource;
+  r.devices.resize(num_devices);
+  for (std::size_t d = 0; d < num_devices; ++d) r.devices[d].name = m.devices[d].name;
+  r.runs.reserve(count);
+  while (!policy.empty()) {
+    const std::size_t t = policy.pop(view);
+    const task& tk = g.tasks[t];
+    task_run run{.task = t, .resource = tk.device};
+    if (tk.kind == task_kind::send && tk.created) {
+      const auto [it, added] = link_resource.try_emplace({tk.device, tk.to_device}, clock.size());
+      if (added) {
+        clock.push_back(0);
+        r.links.push_back({.from = tk.device, .to = tk.to_device});
+      }
+      run.resource = it->second;
+      run.cost.total_us = transfer_us(m.link(tk.device, tk.to_device), tk.transfer_bytes);
+      link_report& link = r.links[run.resource - num_devices];
+      link.busy_us += run.cost.total_us;
+      ++link.transfers;
+      link.bytes += tk.transfer_bytes;
+      r.transfer_runs.push_back(r.runs.size());
+    } else if (!(tk.kind == task_kind::recv && tk.created)) {
+      run.cost = cost.cost({.name = tk.name,
+                            .op_type = tk.op_type,
+                            .flops = tk.flops,
+                            .bytes_read = tk.bytes_read,
+                            .bytes_written = tk.bytes_written},
+                           m.devices[tk.device]);
+    }
+    run.start_us = std::max(clock[run.resource], ready[t]);
+    run.end_us = run.start_us + run.cost.total_us;
+    clock[run.resource] = run.end_us;
+    if (run.resource < num_devices) {
+      device_report& dev = r.devices[run.resource];
+      dev.busy_us += run.cost.total_us;
+      dev.compute_us += run.cost.compute_us;
+      dev.memory_us += run.cost.memory_us;
+      ++dev.runs;
+    }
+    r.makespan_us = std::max(r.makespan_us, run.end_us);
+    ran[t] = true;
+    for (const std::size_t s : g.successors[t]) {
+      ++inputs_ready[s];
+      if (inputs_ready[s] == g.num_inputs[s] || g.tasks[s].merge) {
+        ready[s] = run.end_us;
+        policy.push(s, view);
+      }
+    }
+    r.runs.push_back(run);
+  }
+  for (std::size_t t = 0; t < count; ++t) {
+    if (!ran[t]) r.not_run.push_back(t);
+  }
+  for (std::size_t d = 0; d < num_devices; ++d) {
+    device_report& dev = r.devices[d];
+    dev.idle_us = r.makespan_us - dev.busy_us;
+    dev.utilisation = r.makespan_us > 0 ? dev.busy_us / r.makespan_us : 0;
+    detail::device_memory(r, d, memory, dev);
+  }
+  return r;
+}
+
+/// Simulates g on `m` with vertex index(v) on device placement[index(v)].
+template <simulation_graph G, cost_model Cost, ready_policy Policy, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] simulation_result simulate(const G& g, const machine& m, std::span<const std::size_t> placement,
+                                         const Cost& cost, Policy policy, const simulation_options& options = {},
+                                         Index index = {}) {
+  m.check();
+  return run_tasks(make_task_graph(g, m, placement, options.tasks, index), m, cost, std::move(policy),
+                   options.memory);
+}
+
+/// Every vertex on device 0.
+template <simulation_graph G>
+[[nodiscard]] std::vector<std::size_t> one_device(const G& g) {
+  return std::vector<std::size_t>(num_vertices(g), 0);
+}
+
+/// Each vertex on the device its op_traits device names exactly, else device 0.
+template <simulation_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] std::vector<std::size_t> placement_by_device_field(const G& g, const machine& m, Index index = {}) {
+  require_index_map(g, index);
+  std::vector<std::size_t> placement(num_vertices(g), 0);
+  for (const auto v : boost::make_iterator_range(vertices(g))) {
+    placement[index(v)] = m.find_device(std::string(op_traits<G>::device(g, v))).value_or(0);
+  }
+  return placement;
+}
+
+}  // namespace memopt::sim

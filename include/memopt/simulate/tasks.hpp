@@ -1,0 +1,389 @@
+#pragma once
+// The task graph a simulation runs: the graph's ops after pruning to what the
+// fetches need, plus a send and a receive for each value that crosses
+// devices. Built once in O((V + E) log V); simulate() then only reads it.
+//
+// - Fetches (vertex indices) prune the graph to their transitive fan-in
+//   (data and control); fed vertices start ready and their own inputs are cut
+//   (a fed value needs no producer). No fetch: every op runs.
+// - An edge between devices becomes a send (its time on the link, its memory
+//   on the source device) and a receive on the destination, one pair per
+//   (producer, output port, destination device) however many consumers read
+//   it there. A control edge between devices sends a token of
+//   control_token_bytes (port -1). Names follow the seed:
+//   Send_<src>_<port>_from_<srcdev>_to_<dstdev>, Recv_<src>_<port>_on_<dstdev>,
+//   '/' and ':' of a device name written '_', port -1 written "minus1".
+// - Sends and receives already in the graph (op types _Send/_Recv): an edge
+//   from one to the other, or a _Recv whose transfer_key names a _Send's, is
+//   an arc, never a second transfer; a _Recv with no input starts ready.
+// - In-place writes order what touches their storage (graph/storage.hpp):
+//   each such order is an arc (a token pair across devices).
+// - Memory: each op's outputs live on its device; a receive's copy on the
+//   destination; an alias lives in the storage of the tensor its op reads
+//   there. With control_token_bytes > 0 an op with control successors holds
+//   a token of that size until they have run, as the seed counts port -1.
+
+#include <memopt/graph/buffers.hpp>
+#include <memopt/graph/index_map.hpp>
+#include <memopt/graph/storage.hpp>
+#include <memopt/graph/tensor_traits.hpp>
+#include <memopt/simulate/errors.hpp>
+#include <memopt/simulate/machine.hpp>
+#include <memopt/simulate/op_traits.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace memopt::sim {
+
+inline constexpr std::size_t no_task = std::numeric_limits<std::size_t>::max();
+
+enum class task_kind : unsigned char { op, send, recv };
+
+struct task {
+  std::string name;
+  std::string op_type;
+  task_kind kind = task_kind::op;
+  std::size_t vertex = 0;   ///< the op's vertex index; a transfer's producer
+  std::ptrdiff_t port = 0;  ///< a transfer's port of the producer, -1 for a control token
+  std::size_t device = 0;   ///< whose memory it uses and where it runs (a send: the source)
+  std::size_t to_device = 0;        ///< a transfer's destination
+  std::size_t rank = 0;             ///< position in the program: the program policy's key
+  bool merge = false;               ///< runs on its first ready input, once per input
+  bool created = false;             ///< a send or receive the simulation added
+  double flops = 0;
+  double bytes_read = 0;            ///< every data input counted (the cost models' input)
+  double bytes_written = 0;
+  std::uint64_t transfer_bytes = 0; ///< what a send moves
+};
+
+/// A tensor in a device's memory: an output of a task, or (port -1) its token.
+struct task_buffer {
+  std::size_t task = 0;
+  std::ptrdiff_t port = 0;
+  std::uint64_t bytes = 0;
+  bool persistent = false;
+  bool live_out = false;
+  std::size_t shares = no_task;  ///< the buffer whose storage it lives in, or no_task
+  bool in_place = false;
+};
+
+struct task_graph {
+  std::vector<task> tasks;
+  std::vector<std::vector<std::size_t>> successors;  ///< by task, one arc per input of the successor
+  std::vector<std::size_t> num_inputs;               ///< by task
+  std::vector<bool> starts_ready;                    ///< by task: no input, or fed
+  std::vector<std::size_t> first_buffer;             ///< by task, and one past the last
+  std::vector<task_buffer> buffers;
+  std::vector<std::vector<std::size_t>> reads;       ///< by task: the buffers it reads
+  std::vector<std::size_t> task_of_vertex;           ///< by vertex index: its task, no_task when pruned
+  std::size_t transfers = 0;                         ///< send/receive pairs created
+};
+
+struct task_options {
+  std::vector<std::size_t> fetch;  ///< vertex indices; empty: every op runs
+  std::vector<std::size_t> feed;   ///< vertex indices that start ready
+  std::uint64_t control_token_bytes = 0;
+};
+
+/// A device name as the seed writes it inside a node name.
+[[nodiscard]] inline std::string sanitized_device_name(std::string_view device) {
+  std::string s(device);
+  for (char& c : s) {
+    if (c == '/' || c == ':') c = '_';
+  }
+  return s;
+}
+
+namespace detail {
+
+/// Which of n vertices run: the fan-in of the fetches, not crossing fed vertices.
+inline std::vector<bool> vertices_to_run(const std::vector<std::vector<std::size_t>>& predecessors,
+                                         const std::vector<bool>& fed, std::span<const std::size_t> fetch) {
+  const std::size_t n = predecessors.size();
+  if (fetch.empty()) return std::vector<bool>(n, true);
+  std::vector<bool> keep(n, false);
+  std::vector<std::size_t> stack;
+  for (const std::size_t v : fetch) {
+    if (!keep[v]) stack.push_back(v);
+    keep[v] = true;
+  }
+  while (!stack.empty()) {
+    const std::size_t v = stack.back();
+    stack.pop_back();
+    if (fed[v]) continue;
+    for (const std::size_t u : predecessors[v]) {
+      if (!keep[u]) {
+        keep[u] = true;
+        stack.push_back(u);
+      }
+    }
+  }
+  return keep;
+}
+
+struct transfer_key_hash {
+  std::size_t operator()(const std::tuple<std::size_t, std::ptrdiff_t, std::size_t>& k) const noexcept {
+    const auto [v, port, device] = k;
+    return std::hash<std::size_t>{}(v * 0x9e3779b97f4a7c15ULL ^ static_cast<std::size_t>(port + 1) * 0x632be5ab ^
+                                    device * 0x85ebca6b);
+  }
+};
+
+}  // namespace detail
+
+/// The task graph of g on `m`, vertex index(v) placed on device placement[index(v)].
+/// Throws bad_simulation_input_error (placement size or device, fetch or feed
+/// outside the graph, a vertex fed twice), and what buffer_table and
+/// storage_hazards throw (bad_alias_error, bad_port_error, bad_index_error).
+template <simulation_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] task_graph make_task_graph(const G& g, const machine& m, std::span<const std::size_t> placement,
+                                         const task_options& options = {}, Index index = {}) {
+  using tensors = tensor_traits<G>;
+  using ops = op_traits<G>;
+  const buffer_table table = make_buffer_table(g, index);  // checks the index map
+  const std::size_t n = table.num_vertices();
+  if (placement.size() != n) throw bad_simulation_input_error(input_fault::placement_size, placement.size(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (placement[i] >= m.devices.size()) throw bad_simulation_input_error(input_fault::no_device, i, m.devices.size());
+  }
+  std::vector<bool> fed(n, false);
+  for (const std::size_t v : options.feed) {
+    if (v >= n) throw bad_simulation_input_error(input_fault::unknown_vertex, v, n);
+    if (fed[v]) throw bad_simulation_input_error(input_fault::duplicate_feed, v, n);
+    fed[v] = true;
+  }
+  for (const std::size_t v : options.fetch) {
+    if (v >= n) throw bad_simulation_input_error(input_fault::unknown_vertex, v, n);
+  }
+
+  // The graph's edges by target, in the order out_edges lists them.
+  struct in_edge {
+    std::size_t source;
+    std::ptrdiff_t port;  // -1: control
+  };
+  std::vector<std::vector<in_edge>> inputs(n);
+  std::vector<std::vector<std::size_t>> predecessors(n);
+  for (const auto u : boost::make_iterator_range(vertices(g))) {
+    const std::size_t i = index(u);
+    for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
+      const std::size_t j = index(target(e, g));
+      const bool control = tensors::is_control(g, e);
+      const std::size_t port = control ? 0 : tensors::port(g, e);
+      if (!control && port >= table.num_outputs(i)) throw bad_port_error(i, j, port, table.num_outputs(i));
+      inputs[j].push_back({i, control ? -1 : static_cast<std::ptrdiff_t>(port)});
+      predecessors[j].push_back(i);
+    }
+  }
+  const std::vector<storage_hazard> hazards = storage_hazards(g, table, index);
+  for (const storage_hazard& h : hazards) predecessors[h.after].push_back(h.before);
+  const std::vector<bool> run = detail::vertices_to_run(predecessors, fed, options.fetch);
+
+  task_graph tg;
+  tg.task_of_vertex.assign(n, no_task);
+  std::vector<vertex_t<G>> vertex_list;
+  vertex_list.reserve(n);
+  for (const auto v : boost::make_iterator_range(vertices(g))) vertex_list.push_back(v);
+  std::vector<std::size_t> rank(n);
+  for (std::size_t r = 0; r < n; ++r) rank[index(vertex_list[r])] = r;
+  std::vector<vertex_t<G>> by_index(n);
+  for (const auto v : vertex_list) by_index[index(v)] = v;
+
+  for (const auto v : vertex_list) {  // op tasks in program order
+    const std::size_t i = index(v);
+    if (!run[i]) continue;
+    tg.task_of_vertex[i] = tg.tasks.size();
+    task t;
+    t.vertex = i;
+    t.name = std::string(ops::name(g, v));
+    if (t.name.empty()) t.name = "v" + std::to_string(i);
+    t.op_type = std::string(ops::op_type(g, v));
+    t.device = t.to_device = placement[i];
+    t.rank = rank[i];
+    t.merge = seed_op_types::merge(t.op_type);
+    t.flops = ops::flops(g, v);
+    for (std::size_t port = 0; port < table.num_outputs(i); ++port) {
+      t.bytes_written += static_cast<double>(tensors::output_bytes(g, v, port));
+    }
+    tg.tasks.push_back(std::move(t));
+  }
+  const std::size_t num_ops = tg.tasks.size();
+  const auto kind_of_op = [&](std::size_t i) -> std::string_view { return tg.tasks[tg.task_of_vertex[i]].op_type; };
+
+  // Arcs and reads by (task, producer task, port); transfers made on the way.
+  struct read_of {
+    std::size_t reader;
+    std::size_t producer;
+    std::ptrdiff_t port;
+  };
+  std::vector<read_of> pending_reads;
+  std::vector<std::pair<std::size_t, std::size_t>> arcs;
+  std::unordered_map<std::tuple<std::size_t, std::ptrdiff_t, std::size_t>, std::size_t,
+                     detail::transfer_key_hash> recv_of;
+  const auto transfer_to = [&](std::size_t producer_task, std::ptrdiff_t port, std::size_t device) {
+    const task& from = tg.tasks[producer_task];
+    const auto key = std::make_tuple(from.vertex, port, device);
+    if (const auto it = recv_of.find(key); it != recv_of.end()) return it->second;
+    const std::string src = from.name + "_" + (port < 0 ? std::string("minus1") : std::to_string(port));
+    const std::string src_device = sanitized_device_name(m.devices[from.device].name);
+    const std::string dst_device = sanitized_device_name(m.devices[device].name);
+    const std::uint64_t bytes =
+        port < 0 ? options.control_token_bytes
+                 : tensors::output_bytes(g, by_index[from.vertex], static_cast<std::size_t>(port));
+    task send{.name = "Send_" + src + "_from_" + src_device + "_to_" + dst_device,
+              .op_type = "_Send",
+              .kind = task_kind::send,
+              .vertex = from.vertex,
+              .port = port,
+              .device = from.device,
+              .to_device = device,
+              .rank = from.rank,
+              .created = true,
+              .bytes_read = static_cast<double>(bytes),
+              .transfer_bytes = bytes};
+    task recv = send;
+    recv.name = "Recv_" + src + "_on_" + dst_device;
+    recv.op_type = "_Recv";
+    recv.kind = task_kind::recv;
+    recv.device = device;
+    recv.bytes_read = 0;
+    recv.bytes_written = static_cast<double>(bytes);
+    recv.transfer_bytes = 0;
+    const std::size_t s = tg.tasks.size();
+    tg.tasks.push_back(std::move(send));
+    tg.tasks.push_back(std::move(recv));
+    arcs.emplace_back(producer_task, s);
+    arcs.emplace_back(s, s + 1);
+    pending_reads.push_back({s, producer_task, port});
+    ++tg.transfers;
+    recv_of.emplace(key, s + 1);
+    return s + 1;
+  };
+  // Reads `port` of producer task p from task t: directly, or from the receive on t's device.
+  const auto connect = [&](std::size_t p, std::ptrdiff_t port, std::size_t t) {
+    if (tg.tasks[p].device == tg.tasks[t].device) {
+      arcs.emplace_back(p, t);
+      pending_reads.push_back({t, p, port});
+    } else {
+      const std::size_t r = transfer_to(p, port, tg.tasks[t].device);
+      arcs.emplace_back(r, t);
+      pending_reads.push_back({t, r, 0});
+    }
+  };
+  std::unordered_map<std::string_view, std::size_t> send_by_key;
+  for (std::size_t t = 0; t < num_ops; ++t) {
+    const std::size_t i = tg.tasks[t].vertex;
+    if (seed_op_types::send(tg.tasks[t].op_type)) {
+      const auto key = ops::transfer_key(g, by_index[i]);
+      if (!key.empty()) send_by_key.emplace(key, t);
+    }
+  }
+  for (std::size_t t = 0; t < num_ops; ++t) {
+    const std::size_t j = tg.tasks[t].vertex;
+    if (fed[j]) continue;
+    const bool is_recv = seed_op_types::recv(tg.tasks[t].op_type);
+    for (const in_edge& in : inputs[j]) {
+      const std::size_t p = tg.task_of_vertex[in.source];
+      if (is_recv && seed_op_types::send(kind_of_op(in.source))) {
+        arcs.emplace_back(p, t);  // the graph's own transfer
+        continue;
+      }
+      if (in.port >= 0) {
+        const auto port = static_cast<std::size_t>(in.port);
+        tg.tasks[t].bytes_read += static_cast<double>(tensors::output_bytes(g, by_index[in.source], port));
+      }
+      connect(p, in.port, t);
+    }
+    if (is_recv && inputs[j].empty()) {
+      const auto key = ops::transfer_key(g, by_index[j]);
+      const auto it = send_by_key.find(key);
+      if (!key.empty() && it != send_by_key.end()) arcs.emplace_back(it->second, t);
+    }
+  }
+  for (const storage_hazard& h : hazards) {
+    const std::size_t before = tg.task_of_vertex[h.before];
+    const std::size_t after = tg.task_of_vertex[h.after];
+    if (before == no_task || after == no_task || fed[h.after]) continue;
+    connect(before, -1, after);
+  }
+
+  const std::size_t count = tg.tasks.size();
+  tg.successors.resize(count);
+  tg.num_inputs.assign(count, 0);
+  for (const auto& [from, to] : arcs) {
+    tg.successors[from].push_back(to);
+    ++tg.num_inputs[to];
+  }
+  tg.starts_ready.resize(count);
+  for (std::size_t t = 0; t < count; ++t) {
+    tg.starts_ready[t] = tg.num_inputs[t] == 0 || (t < num_ops && fed[tg.tasks[t].vertex]);
+  }
+
+  // Buffers, contiguous by task: an op's outputs then its token; a receive's copy.
+  std::vector<bool> has_token(count, false);
+  for (const read_of& r : pending_reads) {
+    if (r.port < 0) has_token[r.producer] = true;
+  }
+  tg.first_buffer.assign(count + 1, 0);
+  for (std::size_t t = 0; t < count; ++t) {
+    const task& tk = tg.tasks[t];
+    tg.first_buffer[t] = tg.buffers.size();
+    if (tk.kind == task_kind::op) {
+      const auto v = by_index[tk.vertex];
+      const bool persistent = tensors::is_persistent(g, v) || seed_op_types::persistent(tk.op_type);
+      for (std::size_t port = 0; port < table.num_outputs(tk.vertex); ++port) {
+        tg.buffers.push_back({.task = t,
+                              .port = static_cast<std::ptrdiff_t>(port),
+                              .bytes = tensors::output_bytes(g, v, port),
+                              .persistent = persistent,
+                              .live_out = tensors::is_live_out(g, v, port),
+                              .in_place = table.in_place[table.id(tk.vertex, port)]});
+      }
+    } else if (tk.kind == task_kind::recv) {
+      tg.buffers.push_back({.task = t, .port = 0, .bytes = tg.tasks[t - 1].transfer_bytes});
+    }
+    if (has_token[t] && options.control_token_bytes > 0) {
+      tg.buffers.push_back({.task = t, .port = -1, .bytes = options.control_token_bytes});
+    }
+  }
+  tg.first_buffer[count] = tg.buffers.size();
+  const auto buffer_of = [&](std::size_t t, std::ptrdiff_t port) {
+    const std::size_t first = tg.first_buffer[t];
+    if (tg.tasks[t].kind == task_kind::recv) return first;
+    if (port >= 0) return first + static_cast<std::size_t>(port);
+    return tg.first_buffer[t + 1] > first + table.num_outputs(tg.tasks[t].vertex) ? tg.first_buffer[t + 1] - 1
+                                                                                   : no_task;
+  };
+  tg.reads.resize(count);
+  for (const read_of& r : pending_reads) {
+    const std::size_t b = buffer_of(r.producer, r.port);
+    if (b != no_task) tg.reads[r.reader].push_back(b);
+  }
+
+  // An alias lives in the storage of the tensor its op reads on its device.
+  for (std::size_t t = 0; t < num_ops; ++t) {
+    const std::size_t i = tg.tasks[t].vertex;
+    if (fed[i]) continue;
+    for (std::size_t port = 0; port < table.num_outputs(i); ++port) {
+      const buffer_id source = table.shares[table.id(i, port)];
+      if (source == no_buffer) continue;
+      const std::size_t p = tg.task_of_vertex[table.owner[source]];
+      const auto source_port = static_cast<std::ptrdiff_t>(table.port_of(source));
+      const std::size_t from = tg.tasks[p].device == tg.tasks[t].device
+                                   ? buffer_of(p, source_port)
+                                   : buffer_of(recv_of.at({tg.tasks[p].vertex, source_port, tg.tasks[t].device}), 0);
+      tg.buffers[buffer_of(t, static_cast<std::ptrdiff_t>(port))].shares = from;
+    }
+  }
+  return tg;
+}
+
+}  // namespace memopt::sim
