@@ -12,6 +12,7 @@
 #include "report.hpp"
 #include "schedule.hpp"
 #include "share.hpp"
+#include "simulate.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -35,6 +36,7 @@ int run(int argc, char** argv) {
       memopt::plan::add_share_command(app),
       memopt::plan::add_generate_command(app),
       memopt::plan::add_compare_command(app),
+      memopt::plan::add_simulate_command(app),
   };
   try {
     app.parse(argc, argv);

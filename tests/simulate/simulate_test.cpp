@@ -11,6 +11,7 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -403,4 +404,23 @@ TEST_CASE("a Chrome trace of a run on two devices: trace events with the format'
   }
   CHECK(slices == r.runs.size());
   CHECK(counters == r.devices[0].timeline.size() + r.devices[1].timeline.size());
+}
+
+TEST_CASE("every shipped graph on one device under the program policy: the liveness module's peak") {
+  std::size_t graphs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(MEMOPT_DATA_DIR)) {
+    if (entry.path().extension() != ".json") continue;
+    for (const bool storage_aliases : {true, false}) {
+      const auto g = memopt::io::read_graph(entry.path().string(), {.storage_aliases = storage_aliases});
+      INFO(entry.path().filename().string() << (storage_aliases ? "" : " --no-alias"));
+      const sim::machine m;
+      const auto r = sim::simulate(g, m, sim::one_device(g), sim::sum_cost{}, sim::program{});
+      const auto live = memopt::liveness(g, memopt::program_order(g));
+      CHECK(r.devices[0].peak_bytes() == live.peak_bytes);
+      CHECK(r.devices[0].persistent_bytes() == live.persistent_bytes);
+      CHECK(r.runs.size() == num_vertices(g));
+    }
+    ++graphs;
+  }
+  CHECK(graphs >= 20);
 }
