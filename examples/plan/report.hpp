@@ -1,13 +1,15 @@
 #pragma once
 // memopt-plan report GRAPH [--svg DIR]: a readable comparison for a person.
 // Each family adds its section (a function of the graph writing to the
-// stream); --svg DIR also draws the orders' timelines and the arena (svg.hpp).
+// stream), the last a one-device simulation under each ready policy;
+// --svg DIR also draws the orders' timelines and the arena (svg.hpp).
 
 #include "arena.hpp"
 #include "command.hpp"
 #include "format.hpp"
 #include "schedulers.hpp"
 #include "share.hpp"
+#include "simulate.hpp"
 #include "svg.hpp"
 
 #include <memopt/liveness.hpp>
@@ -141,6 +143,25 @@ inline void report_peak_buffers(const io::file_graph& g, std::ostream& out) {
   out << '\n';
 }
 
+/// One device under the default cost model, each ready policy: time and peak.
+inline void report_simulation(const io::file_graph& g, std::ostream& out) {
+  const simulation_config config;
+  out << '\n';
+  const sim::device_spec& device = config.machine.devices[0];
+  char rates[96];
+  std::snprintf(rates, sizeof rates, "%.3g FLOP/s, %.3g B/s", device.flops_per_s, device.bytes_per_s);
+  out << "Simulation on one device (" << rates << ", cost model sum; memopt-plan simulate for more)\n"
+      << "  " << pad("policy", 16) << pad("makespan", 12, true) << pad("compute", 12, true)
+      << pad("memory", 12, true) << pad("peak bytes", 14, true) << pad("peak", 12, true) << '\n';
+  for (const auto& policy : simulation_policy_names()) {
+    const auto r = run_simulation(g, config, policy, "", "");
+    const sim::device_report& d = r.devices[0];
+    out << "  " << pad(policy, 16) << pad(milliseconds(r.makespan_us / 1000), 12, true)
+        << pad(milliseconds(d.compute_us / 1000), 12, true) << pad(milliseconds(d.memory_us / 1000), 12, true)
+        << pad(std::to_string(d.peak_bytes()), 14, true) << pad(human_bytes(d.peak_bytes()), 12, true) << '\n';
+  }
+}
+
 inline command add_report_command(CLI::App& app) {
   struct options {
     graph_argument input;
@@ -160,6 +181,7 @@ inline command add_report_command(CLI::App& app) {
               report_peak_buffers(g, std::cout);
               report_sharing(g, std::cout);
               report_arena(g, std::cout);
+              report_simulation(g, std::cout);
             });
           }};
 }

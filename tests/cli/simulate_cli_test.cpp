@@ -1,0 +1,130 @@
+// memopt-plan simulate: the JSON contract on a hand-checked run on two
+// devices, the trace and arena options, the one-device model on a shipped
+// graph, and every config fault refused in one line naming the field.
+#include "run_plan.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+using memopt::testing::check_refused;
+using memopt::testing::plan;
+using memopt::testing::temp_path;
+using memopt::testing::write_temp;
+
+namespace {
+
+const std::string data_dir = MEMOPT_DATA_DIR;
+
+/// x feeds y (on A) and z (on B); w on A joins them.
+std::string fork_join() {
+  return write_temp("fork_join.json", R"({"format": "memopt-graph/1", "name": "fork_join", "nodes": [
+    {"name": "x", "op": "op", "outputs": [100], "device": "A"},
+    {"name": "y", "op": "op", "outputs": [40], "inputs": ["x:0"], "device": "A"},
+    {"name": "z", "op": "op", "outputs": [50], "inputs": ["x:0"]},
+    {"name": "w", "op": "op", "outputs": [10], "inputs": ["y:0", "z:0"], "device": "A"}]})")
+      .string();
+}
+
+std::string two_devices(const std::string& extra = "") {
+  return write_temp("two.json", R"({"devices": [{"name": "A", "kind": "GPU", "memory_bytes": 145}, {"name": "B"}],
+    "default_link": {"bytes_per_s": 1e8, "latency_us": 2}, "op_costs_us": {"*": 10},
+    "placement": {"z": "B"})" + extra + "}")
+      .string();
+}
+
+}  // namespace
+
+TEST_CASE("simulate: the JSON contract on a fork/join over two devices") {
+  const auto r = plan("simulate " + fork_join() + " --config " + two_devices() + " --policy fifo --arena");
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["graph"] == "fork_join");
+  CHECK(j["policy"] == "fifo");
+  CHECK(j["makespan_us"] == 35.5);
+  REQUIRE(j["devices"].size() == 2);
+  const auto& a = j["devices"][0];
+  CHECK(a["name"] == "A");
+  CHECK(a["kind"] == "GPU");
+  CHECK(a["busy_us"] == 30);
+  CHECK(a["idle_us"] == 5.5);
+  CHECK(a["peak_bytes"] == 140);
+  CHECK(a["persistent_bytes"] == 0);
+  CHECK(a["fits"] == true);
+  CHECK(a["live_at_peak"] == nlohmann::json::parse(R"([["x", 0], ["y", 0]])"));
+  CHECK(a["arena_bytes"] == 140);
+  CHECK(j["devices"][1]["peak_bytes"] == 150);
+  REQUIRE(j["transfers"].size() == 2);
+  CHECK(j["transfers"][0] == nlohmann::json::parse(R"({"name": "Send_x_0_from_A_to_B", "from": "A", "to": "B",
+                                                       "bytes": 100, "start_us": 10.0, "end_us": 13.0})"));
+  CHECK(j["transfers"][1]["name"] == "Send_z_0_from_B_to_A");
+  REQUIRE(j["schedule"].size() == 8);
+  CHECK(j["schedule"][7]["node"] == "w");
+  CHECK(j["schedule"][7]["device"] == "A");
+  CHECK(j["schedule"][7]["start_us"] == 25.5);
+  CHECK(j["schedule"][7]["end_us"] == 35.5);
+  CHECK(j["not_run"].empty());
+}
+
+TEST_CASE("simulate: --trace writes trace events; --placement takes colocate's output") {
+  const auto trace = temp_path("trace.json");
+  const auto placed = write_temp("placed.json", R"({"graph": "fork_join", "placement": {"w": "B"}})");
+  const auto r = plan("simulate " + fork_join() + " --config " + two_devices() + " --trace " + trace.string() +
+                      " --placement " + placed.string());
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["policy"] == "composite");
+  CHECK(j["schedule"].back()["device"] == "B");
+  std::ifstream in(trace);
+  const auto events = nlohmann::json::parse(in).at("traceEvents");
+  std::size_t slices = 0;
+  for (const auto& e : events) {
+    for (const char* field : {"name", "ph", "pid", "tid"}) CHECK(e.contains(field));
+    if (e["ph"] == "X") ++slices;
+  }
+  CHECK(slices == j["schedule"].size());
+}
+
+TEST_CASE("simulate: one device, program policy: the peak of memopt-plan peak, and the seed's accounting") {
+  const std::string graph = data_dir + "/resnet18_train_b32.json";
+  const auto sim = nlohmann::json::parse(plan("simulate " + graph + " --policy program").out);
+  const auto peak = nlohmann::json::parse(plan("peak " + graph).out);
+  CHECK(sim["devices"][0]["peak_bytes"] == peak["peak_bytes"]);
+  CHECK(sim["devices"][0]["persistent_bytes"] == peak["persistent_bytes"]);
+  CHECK(sim["schedule"].size() == peak["nodes"]);
+  const auto seed = write_temp("seed.json", R"({"count_unread_outputs": false})");
+  const auto uncounted = nlohmann::json::parse(plan("simulate " + graph + " --policy program --config " + seed.string()).out);
+  CHECK(uncounted["devices"][0]["peak_bytes"] <= peak["peak_bytes"]);
+}
+
+TEST_CASE("simulate: a bad config, placement or policy is refused in one line naming it") {
+  const std::string g = fork_join();
+  const auto with = [&](const std::string& name, const std::string& config) {
+    return plan("simulate " + g + " --config " + write_temp(name, config).string());
+  };
+  check_refused(with("c1.json", "not json"), "the config is not JSON");
+  check_refused(with("c2.json", R"({"device": []})"), "config field 'device' is not a field");
+  check_refused(with("c3.json", R"({"devices": [{"name": "A", "flops_per_s": -1}]})"),
+                "config field 'devices[0].flops_per_s' must be a positive number");
+  check_refused(with("c4.json", R"({"devices": [{"name": "A"}], "links": [{"from": "A", "to": "Q"}]})"),
+                "config field 'links[0].to' names no device: 'Q'");
+  check_refused(with("c5.json", R"({"cost_model": "magic"})"), "config field 'cost_model' must be");
+  check_refused(with("c6.json", R"({"placement": {"nobody": "device"}})"), "'nobody', which is not a node");
+  check_refused(with("c7.json", R"({"placement": {"x": "tpu"}})"), "puts 'x' on 'tpu', which is not a configured device");
+  check_refused(with("c8.json", R"({"fetch": ["w", "ghost"]})"), "fetch names 'ghost'");
+  check_refused(with("c9.json", R"({"devices": [{"name": "A"}, {"name": "A"}]})"), "repeats device 'A'");
+  check_refused(with("c10.json", R"({"control_token_bytes": -4})"), "config field 'control_token_bytes'");
+  check_refused(with("c11.json", R"({"op_costs_us": {"op": "fast"}})"), "config field 'op_costs_us.op'");
+  check_refused(with("c12.json", R"({"devices": [{"kind": "GPU"}]})"), "config field 'devices[0].name' is missing");
+  check_refused(plan("simulate " + g + " --config /nonexistent/config.json"), "cannot open the config");
+  check_refused(plan("simulate " + g + " --policy fastest"), "--policy");
+}
+
+TEST_CASE("report: a one-device simulation under each ready policy") {
+  const auto r = plan("report " + data_dir + "/small/diamond.json");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("Simulation on one device") != std::string::npos);
+  CHECK(r.out.find("first-ready") != std::string::npos);
+}
