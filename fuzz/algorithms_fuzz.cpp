@@ -14,7 +14,9 @@
 #include <memopt/liveness.hpp>
 #include <memopt/schedule.hpp>
 #include <memopt/share.hpp>
+#include <memopt/simulate.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <span>
 #include <tuple>
@@ -66,14 +68,47 @@ void require(bool ok) {
   if (!ok) std::abort();
 }
 
+void require_valid_run(const memopt::sim::simulation_result& r) {
+  const auto& tasks = r.graph;
+  require(r.not_run.empty() && r.runs.size() == tasks.tasks.size());
+  for (const auto& run : r.runs) {
+    for (const std::size_t s : tasks.successors[run.task]) {
+      const auto successor = std::find_if(r.runs.begin(), r.runs.end(), [&](const auto& x) { return x.task == s; });
+      require(successor->start_us >= run.end_us);
+    }
+  }
+}
+
+template <class G>
+void simulate_everywhere(const G& g, memopt::fuzz::byte_reader& in, std::uint64_t program_peak) {
+  namespace sim = memopt::sim;
+  sim::machine m;
+  m.devices = {{.name = "a"}, {.name = "b"}, {.name = "c"}};
+  m.default_link.latency_us = static_cast<double>(in.below(4));
+  std::vector<std::size_t> placement(num_vertices(g));
+  const std::size_t devices = 1 + in.below(3);
+  for (auto& d : placement) d = in.below(devices);
+  sim::simulation_options options;
+  options.tasks.control_token_bytes = in.below(3) * 4;
+  const sim::sum_cost cost;
+  require_valid_run(sim::simulate(g, m, placement, cost, sim::fifo{}, options));
+  require_valid_run(sim::simulate(g, m, placement, cost, sim::lifo{}, options));
+  require_valid_run(sim::simulate(g, m, placement, cost, sim::first_ready{}, options));
+  require_valid_run(sim::simulate(g, m, placement, cost, sim::composite{}, options));
+  require_valid_run(sim::simulate(g, m, placement, cost, sim::program{}, options));
+  const auto one = sim::simulate(g, m, sim::one_device(g), cost, sim::program{});
+  require(one.devices[0].peak_bytes() == program_peak);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   memopt::fuzz::byte_reader in(data, size);
   const graph_spec spec = spec_of(in);
   const auto [g, vertex] = memopt::testing::build<memopt::testing::bidir_graph>(spec);
+  std::uint64_t program_peak = 0;
   try {
-    (void)memopt::liveness(g, memopt::program_order(g));
+    program_peak = memopt::liveness(g, memopt::program_order(g)).peak_bytes;
   } catch (const memopt::error&) {
     return 0;  // refused: a bad alias, or in-place orders that contradict the edges
   }
@@ -101,5 +136,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       require((pass.every_order ? memopt::check_sharing(g, plan) : memopt::check_sharing(g, plan, steps)).empty());
     }
   }
+  simulate_everywhere(g, in, program_peak);
   return 0;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // memopt-plan simulate GRAPH [--config CONFIG.json] [--policy NAME]
-//     [--placement FILE.json] [--trace FILE.json] [--arena] [--no-alias]
+//     [--placement FILE.json] [--trace FILE.json] [--svg FILE.svg] [--arena] [--no-alias]
 // Runs the graph as grappler's virtual scheduler would (simulate/). Without
 // --config: one device with the default cost model (sum). CONFIG (all fields
 // optional; a wrong one is refused naming it):
@@ -13,7 +13,8 @@
 //   placement: {node: device}, over the graph's device fields;
 //   fetch, feed: [node names]; count_unread_outputs (true); control_token_bytes (0).
 // --placement FILE: a {node: device} object, or `memopt-plan colocate`'s
-// output (its "placement"), over the graph's and the config's.
+// output (its "placement"), over the graph's and the config's. --svg draws
+// the run (svg.hpp).
 // Prints one JSON object: graph, policy, cost_model, makespan_us, devices
 // (name, kind, busy_us, compute_us, memory_us, idle_us, utilisation, runs,
 // peak_bytes, persistent_bytes, memory_bytes, fits, live_at_peak as [node,
@@ -22,6 +23,7 @@
 // op, device, start_us, end_us, compute_us, memory_us), not_run.
 
 #include "command.hpp"
+#include "svg.hpp"
 
 #include <memopt/heap.hpp>
 #include <memopt/simulate.hpp>
@@ -118,8 +120,12 @@ class config_reader {
     return out;
   }
   void only(const nlohmann::json& j, const std::string& field, std::initializer_list<const char*> known) const {
-    if (!j.is_object()) fail(field, "must be an object");
-    for (const auto& [key, value] : j.items()) {
+    if (!j.is_object()) {
+      if (field.empty()) throw cli_error(path_ + ": the config must be a JSON object");
+      fail(field, "must be an object");
+    }
+    for (const auto& item : j.items()) {
+      const std::string& key = item.key();
       if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) == known.end()) {
         fail(field.empty() ? key : field + "." + key, "is not a field memopt-plan simulate knows");
       }
@@ -139,9 +145,9 @@ inline sim::link_spec read_link(const config_reader& r, const nlohmann::json& j,
 
 }  // namespace detail
 
-inline simulation_config read_simulation_config(const std::string& path) {
-  const nlohmann::json j = detail::read_json(path, "config");
-  const detail::config_reader r(path);
+/// The config in `j`; a fault is a cli_error naming `source` and the field.
+inline simulation_config parse_simulation_config(const nlohmann::json& j, const std::string& source) {
+  const detail::config_reader r(source);
   r.only(j, "", {"devices", "links", "default_link", "cost_model", "op_costs_us", "node_costs_us", "placement",
                  "fetch", "feed", "count_unread_outputs", "control_token_bytes"});
   simulation_config c;
@@ -217,6 +223,10 @@ inline simulation_config read_simulation_config(const std::string& path) {
   }
   if (j.contains("control_token_bytes")) c.control_token_bytes = r.size(j["control_token_bytes"], "control_token_bytes");
   return c;
+}
+
+inline simulation_config read_simulation_config(const std::string& path) {
+  return parse_simulation_config(detail::read_json(path, "config"), path);
 }
 
 /// The simulation policies by CLI name.
@@ -381,6 +391,7 @@ inline command add_simulate_command(CLI::App& app) {
     std::string policy = "composite";
     std::string placement;
     std::string trace;
+    std::string svg;
     bool arena = false;
   };
   auto opts = std::make_shared<options>();
@@ -391,6 +402,7 @@ inline command add_simulate_command(CLI::App& app) {
       ->check(CLI::IsMember(simulation_policy_names()));
   cmd->add_option("--placement", opts->placement, "node -> device JSON (or memopt-plan colocate's output)");
   cmd->add_option("--trace", opts->trace, "write a Chrome trace (Perfetto, chrome://tracing) to this file");
+  cmd->add_option("--svg", opts->svg, "draw the run (tracks per device and link, memory per device) as SVG");
   cmd->add_flag("--arena", opts->arena, "also plan each device's arena for the order it ran");
   return {cmd, [opts] {
             const simulation_config config =
@@ -401,6 +413,11 @@ inline command add_simulate_command(CLI::App& app) {
               std::ofstream out(opts->trace);
               if (!out) throw cli_error("cannot write the trace to " + opts->trace);
               sim::write_chrome_trace(out, r, config.machine);
+            }
+            if (!opts->svg.empty()) {
+              std::ofstream out(opts->svg);
+              if (!out) throw cli_error("cannot write the picture to " + opts->svg);
+              svg::write_simulation(out, g[boost::graph_bundle].name, r, config.machine);
             }
             std::cout << simulation_json(g, r, config, opts->arena).dump() << '\n';
           }};

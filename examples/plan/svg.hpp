@@ -7,11 +7,17 @@
 // - arena.svg: the arena plan of the best schedule, each buffer a rectangle
 //   over its lifetime (x) and its offset range (y), coloured by the op that
 //   made it (the eleven op types with the most bytes apart, the rest grey),
-//   with a hover title naming it, its bytes and its steps.
+//   with a hover title naming it, its bytes and its steps;
+// - a simulation (memopt-plan simulate --svg FILE): the Chrome trace's
+//   tracks drawn, a row per device and per link with every run a bar over
+//   its time coloured by op type, and below them each device's live bytes.
 
 #include "command.hpp"
+#include "format.hpp"
 
 #include <memopt/heap/problem.hpp>
+#include <memopt/simulate/machine.hpp>
+#include <memopt/simulate/result.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -48,9 +54,9 @@ inline std::string colour(std::size_t k) {
 
 inline constexpr double width = 1040, height = 540, left = 90, right = 260, top = 40, bottom = 50;
 
-inline void open_svg(std::ostream& out, const std::string& title) {
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" viewBox=\"0 0 " << width << ' ' << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+inline void open_svg(std::ostream& out, const std::string& title, double picture_height = height) {
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << picture_height
+      << "\" viewBox=\"0 0 " << width << ' ' << picture_height << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << left << "\" y=\"24\" font-size=\"15\">" << escaped(title) << "</text>\n";
 }
@@ -112,6 +118,25 @@ inline void write_timeline(std::ostream& out, const std::string& graph, const st
   out << "</svg>\n";
 }
 
+/// A colour per op type, the eleven with the largest weight apart and the
+/// rest grey, with their legend at the right.
+inline std::map<std::string, std::string> op_colours(std::ostream& out, const std::map<std::string, double>& weight) {
+  std::vector<std::pair<double, std::string>> ops;
+  ops.reserve(weight.size());
+  for (const auto& [op, w] : weight) ops.emplace_back(w, op);
+  std::ranges::sort(ops, std::greater{});
+  std::map<std::string, std::string> colour_of_op;
+  double legend_y = top + 10;
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    colour_of_op[ops[k].second] = k < 11 ? colour(k) : "#c7c7c7";
+    if (k > 11) continue;
+    out << "<text x=\"" << width - right + 10 << "\" y=\"" << legend_y << "\" fill=\"" << colour_of_op[ops[k].second]
+        << "\">" << (k < 11 ? escaped(ops[k].second) : std::string("other ops")) << "</text>\n";
+    legend_y += 16;
+  }
+  return colour_of_op;
+}
+
 struct placed_buffer {
   std::string name, op;
   heap_buffer lifetime;
@@ -127,22 +152,9 @@ inline void write_arena(std::ostream& out, const std::string& graph, const std::
   const double x0 = left, y0 = height - bottom, plot_w = width - right - left, plot_h = y0 - top;
   open_svg(out, graph + ": arena plan (" + method + "), " + human_bytes(arena_bytes));
   axes(out, "step", "offset in the arena", y_max);
-  // Op types coloured by their share of the bytes, the largest first.
-  std::map<std::string, std::uint64_t> bytes_of_op;
-  for (const auto& b : buffers) bytes_of_op[b.op] += b.lifetime.bytes;
-  std::vector<std::pair<std::uint64_t, std::string>> ops;
-  ops.reserve(bytes_of_op.size());
-  for (const auto& [op, bytes] : bytes_of_op) ops.emplace_back(bytes, op);
-  std::ranges::sort(ops, std::greater{});
-  std::map<std::string, std::string> colour_of_op;
-  double legend_y = top + 10;
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    colour_of_op[ops[k].second] = k < 11 ? colour(k) : "#c7c7c7";
-    if (k > 11) continue;
-    out << "<text x=\"" << width - right + 10 << "\" y=\"" << legend_y << "\" fill=\"" << colour_of_op[ops[k].second]
-        << "\">" << (k < 11 ? escaped(ops[k].second) : std::string("other ops")) << "</text>\n";
-    legend_y += 16;
-  }
+  std::map<std::string, double> bytes_of_op;
+  for (const auto& b : buffers) bytes_of_op[b.op] += static_cast<double>(b.lifetime.bytes);
+  auto colour_of_op = op_colours(out, bytes_of_op);
   for (const auto& b : buffers) {
     const double x = x0 + plot_w * static_cast<double>(b.lifetime.lower) / double(steps);
     const double w = plot_w * static_cast<double>(b.lifetime.upper - b.lifetime.lower) / double(steps);
@@ -152,6 +164,64 @@ inline void write_arena(std::ostream& out, const std::string& graph, const std::
         << "\" fill=\"" << colour_of_op[b.op] << "\" stroke=\"white\" stroke-width=\"0.3\"><title>" << escaped(b.name)
         << " (" << escaped(b.op) << "): " << b.lifetime.bytes << " B at offset " << b.offset << ", steps "
         << b.lifetime.lower << ".." << b.lifetime.upper - 1 << "</title></rect>\n";
+  }
+  out << "</svg>\n";
+}
+
+/// A simulated run: a track per device and link, then memory per device over time.
+inline void write_simulation(std::ostream& out, const std::string& graph, const sim::simulation_result& r,
+                             const sim::machine& m) {
+  const std::size_t num_devices = r.devices.size();
+  const std::size_t tracks = num_devices + r.links.size();
+  constexpr double row = 24, memory_height = 220;
+  const double x0 = left, plot_w = width - right - left;
+  const double memory_top = top + static_cast<double>(tracks) * row + 40;
+  const double y0 = memory_top + memory_height;
+  const double span = r.makespan_us > 0 ? r.makespan_us : 1;
+  const auto x_of = [&](double us) { return x0 + plot_w * us / span; };
+  char makespan[64];
+  std::snprintf(makespan, sizeof makespan, "%.3f ms", r.makespan_us / 1000);
+  open_svg(out, graph + ": simulated run (" + r.policy + "), makespan " + makespan, y0 + bottom);
+  std::map<std::string, double> busy_of_op;
+  for (const auto& run : r.runs) busy_of_op[r.graph.tasks[run.task].op_type] += run.end_us - run.start_us;
+  const auto colour_of_op = op_colours(out, busy_of_op);
+  for (std::size_t k = 0; k < tracks; ++k) {
+    const std::string name = k < num_devices ? m.devices[k].name
+                                             : m.devices[r.links[k - num_devices].from].name + " -> " +
+                                                   m.devices[r.links[k - num_devices].to].name;
+    out << "<text x=\"" << x0 - 8 << "\" y=\"" << top + static_cast<double>(k) * row + row * 0.65
+        << "\" text-anchor=\"end\" font-size=\"10\">" << escaped(name) << "</text>\n";
+  }
+  for (const auto& run : r.runs) {
+    const auto& t = r.graph.tasks[run.task];
+    const double y = top + static_cast<double>(run.resource) * row + 2;
+    out << "<rect class=\"run\" x=\"" << x_of(run.start_us) << "\" y=\"" << y << "\" width=\""
+        << std::max(0.5, x_of(run.end_us) - x_of(run.start_us)) << "\" height=\"" << row - 4 << "\" fill=\""
+        << colour_of_op.at(t.op_type) << "\"><title>" << escaped(t.name) << " (" << escaped(t.op_type) << "): "
+        << run.start_us << ".." << run.end_us << " us</title></rect>\n";
+  }
+  std::uint64_t y_max = 1;
+  for (const auto& d : r.devices) y_max = std::max(y_max, d.peak_bytes());
+  out << "<line x1=\"" << x0 << "\" y1=\"" << y0 << "\" x2=\"" << x0 + plot_w << "\" y2=\"" << y0
+      << "\" stroke=\"black\"/>\n<line x1=\"" << x0 << "\" y1=\"" << memory_top << "\" x2=\"" << x0 << "\" y2=\"" << y0
+      << "\" stroke=\"black\"/>\n<text x=\"" << x0 - 8 << "\" y=\"" << memory_top + 4 << "\" text-anchor=\"end\">"
+      << human_bytes(y_max) << "</text>\n<text x=\"" << x0 + plot_w / 2 << "\" y=\"" << y0 + 30
+      << "\" text-anchor=\"middle\">time (us); above, a track per device and link; below, live bytes per device"
+      << "</text>\n";
+  for (std::size_t d = 0; d < num_devices; ++d) {
+    out << "<polyline class=\"memory\" fill=\"none\" stroke=\"" << colour(d) << "\" stroke-width=\"1.5\" points=\"";
+    std::uint64_t previous = 0;
+    for (const auto& p : r.devices[d].timeline) {
+      const double x = x_of(p.time_us);
+      out << x << ',' << y0 - memory_height * static_cast<double>(previous) / double(y_max) << ' ' << x << ','
+          << y0 - memory_height * static_cast<double>(p.bytes) / double(y_max) << ' ';
+      previous = p.bytes;
+    }
+    out << x_of(r.makespan_us) << ',' << y0 - memory_height * static_cast<double>(previous) / double(y_max)
+        << "\"><title>" << escaped(m.devices[d].name) << ": peak " << r.devices[d].peak_bytes()
+        << " B</title></polyline>\n<text x=\"" << x0 + 6 << "\" y=\"" << memory_top + 14 + 14 * static_cast<double>(d)
+        << "\" fill=\"" << colour(d) << "\">" << escaped(m.devices[d].name) << " peak "
+        << human_bytes(r.devices[d].peak_bytes()) << "</text>\n";
   }
   out << "</svg>\n";
 }

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 using memopt::testing::check_refused;
@@ -68,11 +70,12 @@ TEST_CASE("simulate: the JSON contract on a fork/join over two devices") {
   CHECK(j["not_run"].empty());
 }
 
-TEST_CASE("simulate: --trace writes trace events; --placement takes colocate's output") {
+TEST_CASE("simulate: --trace writes trace events, --svg a picture; --placement takes colocate's output") {
   const auto trace = temp_path("trace.json");
+  const auto picture = temp_path("run.svg");
   const auto placed = write_temp("placed.json", R"({"graph": "fork_join", "placement": {"w": "B"}})");
   const auto r = plan("simulate " + fork_join() + " --config " + two_devices() + " --trace " + trace.string() +
-                      " --placement " + placed.string());
+                      " --placement " + placed.string() + " --svg " + picture.string());
   REQUIRE(r.status == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["policy"] == "composite");
@@ -85,6 +88,12 @@ TEST_CASE("simulate: --trace writes trace events; --placement takes colocate's o
     if (e["ph"] == "X") ++slices;
   }
   CHECK(slices == j["schedule"].size());
+  std::ifstream svg_file(picture);
+  const std::string svg((std::istreambuf_iterator<char>(svg_file)), std::istreambuf_iterator<char>());
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(std::count(svg.begin(), svg.end(), '\n') > 8);
+  CHECK(svg.find("class=\"run\"") != std::string::npos);
+  CHECK(svg.find("class=\"memory\"") != std::string::npos);
 }
 
 TEST_CASE("simulate: one device, program policy: the peak of memopt-plan peak, and the seed's accounting") {
