@@ -7,3 +7,4 @@
 #include <memopt/share.hpp>
 #include <memopt/heap.hpp>
 #include <memopt/simulate.hpp>
+#include <memopt/rewrite.hpp>

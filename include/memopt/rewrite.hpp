@@ -1,0 +1,13 @@
+#pragma once
+// The rewrite family: grappler's memory optimizer generalised. Every pass
+// returns a plan (a value); check_plan validates it, apply builds the new
+// graph without touching the old, evaluate measures it with the schedule
+// family.
+
+#include <memopt/rewrite/apply.hpp>
+#include <memopt/rewrite/check.hpp>
+#include <memopt/rewrite/evaluate.hpp>
+#include <memopt/rewrite/graph.hpp>
+#include <memopt/rewrite/naming.hpp>
+#include <memopt/rewrite/plan.hpp>
+#include <memopt/rewrite/recompute.hpp>

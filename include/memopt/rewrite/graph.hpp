@@ -1,0 +1,121 @@
+#pragma once
+// The graphs of the rewrite family. graph_facts is what the passes read of
+// the caller's graph, once, by vertex index: names, op types, devices and
+// flops (op_traits), outputs and persistence (tensor_traits), data inputs in
+// operand order and control predecessors. rewritten_graph is what apply()
+// builds: memopt's own bundles plus the op facts, so every family (schedules,
+// liveness, simulation, arenas) runs on it as on any graph.
+//
+// Operand order: for a bidirectional graph, the order in_edges lists a
+// vertex's data edges; otherwise the order of the sources' out_edges, by
+// source index (a directed-only graph keeps no other record of it).
+
+#include <memopt/graph/concepts.hpp>
+#include <memopt/graph/index_map.hpp>
+#include <memopt/graph/tensor_traits.hpp>
+#include <memopt/simulate/op_traits.hpp>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace memopt::rewrite {
+
+inline constexpr std::size_t no_vertex = std::numeric_limits<std::size_t>::max();
+
+/// A data input of a vertex: (producer index, port).
+using operand = buffer_ref<std::size_t>;
+
+struct graph_facts {
+  std::vector<std::string> name;
+  std::vector<std::string> op;
+  std::vector<std::string> device;
+  std::vector<double> flops;
+  std::vector<bool> persistent;
+  std::vector<std::vector<tensor_output>> outputs;  ///< bytes, live_out, shares (by index)
+  std::vector<std::vector<operand>> operands;        ///< by vertex: data inputs, operand order
+  std::vector<std::vector<std::size_t>> control;     ///< by vertex: control predecessors
+  std::vector<std::vector<std::size_t>> consumers;   ///< by vertex: who reads it (data or control), each once, by index
+  [[nodiscard]] std::size_t size() const noexcept { return name.size(); }
+};
+
+/// The facts of g, vertex v as index(v). O(V + E log E).
+template <sim::simulation_graph G, vertex_index_map<G> Index = identity_index>
+[[nodiscard]] graph_facts read_facts(const G& g, Index index = {}) {
+  using tensors = tensor_traits<G>;
+  using ops = sim::op_traits<G>;
+  require_index_map(g, index);
+  const std::size_t n = num_vertices(g);
+  graph_facts f;
+  f.name.resize(n);
+  f.op.resize(n);
+  f.device.resize(n);
+  f.flops.resize(n);
+  f.persistent.resize(n);
+  f.outputs.resize(n);
+  f.operands.resize(n);
+  f.control.resize(n);
+  f.consumers.resize(n);
+  for (const auto v : boost::make_iterator_range(vertices(g))) {
+    const std::size_t i = index(v);
+    f.name[i] = std::string(ops::name(g, v));
+    if (f.name[i].empty()) f.name[i] = "v" + std::to_string(i);
+    f.op[i] = std::string(ops::op_type(g, v));
+    f.device[i] = std::string(ops::device(g, v));
+    f.flops[i] = ops::flops(g, v);
+    f.persistent[i] = tensors::is_persistent(g, v);
+    for (std::size_t port = 0, k = tensors::num_outputs(g, v); port < k; ++port) {
+      f.outputs[i].push_back({.bytes = tensors::output_bytes(g, v, port),
+                              .live_out = tensors::is_live_out(g, v, port),
+                              .shares = tensors::shares_storage_of(g, v, port)});
+    }
+  }
+  const auto add = [&](std::size_t source, std::size_t target, const auto& e) {
+    if (tensors::is_control(g, e)) {
+      f.control[target].push_back(source);
+    } else {
+      f.operands[target].push_back({source, tensors::port(g, e)});
+    }
+    f.consumers[source].push_back(target);
+  };
+  if constexpr (bidirectional_dag<G>) {
+    for (const auto v : boost::make_iterator_range(vertices(g))) {
+      for (const auto e : boost::make_iterator_range(in_edges(v, g))) add(index(source(e, g)), index(v), e);
+    }
+  } else {
+    std::vector<vertex_t<G>> by_index(n);
+    for (const auto v : boost::make_iterator_range(vertices(g))) by_index[index(v)] = v;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (const auto e : boost::make_iterator_range(out_edges(by_index[i], g))) add(i, index(target(e, g)), e);
+    }
+  }
+  for (auto& readers : f.consumers) {
+    std::ranges::sort(readers);
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+  }
+  return f;
+}
+
+/// A node of a rewritten graph: memopt's tensor bundle and the op facts.
+struct rewritten_node : tensor_node {
+  std::string name;
+  std::string op;
+  std::string device;
+  double flops = 0;
+  std::uint64_t host_bytes = 0;      ///< held in host memory (swap-out copies); its outputs count 0 on the device
+  std::size_t origin = no_vertex;    ///< the original vertex it is, or no_vertex when added
+  std::size_t added = no_vertex;     ///< its position in the plan's nodes, or no_vertex
+};
+
+/// Vertex i < n is original vertex i; then the plan's nodes in order.
+/// Edges into each vertex: its data inputs in operand order, then its control
+/// predecessors.
+using rewritten_graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, rewritten_node, tensor_edge>;
+
+}  // namespace memopt::rewrite
