@@ -10,6 +10,7 @@
 #include "generate.hpp"
 #include "peak.hpp"
 #include "report.hpp"
+#include "rewrite.hpp"
 #include "schedule.hpp"
 #include "share.hpp"
 #include "simulate.hpp"
@@ -37,6 +38,7 @@ int run(int argc, char** argv) {
       memopt::plan::add_generate_command(app),
       memopt::plan::add_compare_command(app),
       memopt::plan::add_simulate_command(app),
+      memopt::plan::add_rewrite_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -1,0 +1,207 @@
+#pragma once
+// memopt-plan rewrite GRAPH --budget BYTES [--mode recompute] [--recompute
+//     manual|heuristic] [--scope PREFIX] [--feed NODE]... [--work-limit N]
+//     [--output NEW_GRAPH.json] [--no-alias]
+// The memory optimizer's rewrites as plans (rewrite/). Targets: nodes under
+// the scope (default "gradients/") and nodes with attrs.phase "backward";
+// the hint: attrs.recompute_hint (any value but false). Prints one JSON
+// object: graph, mode, budget, peak_before and peak_after (each the best
+// schedule's peak, exact_schedule under the work limit), proved_before,
+// proved_after, fits (peak_after <= budget), extra_flops, extra_flops_percent
+// (of the graph's flops), swapped_bytes, nodes_added and the plan (nodes,
+// redirects, controls). A budget that cannot be met is a result. --output
+// writes the rewritten graph in memopt-graph/1, in the order reaching
+// peak_after: every original node keeps its name, op, attributes and the
+// graph outputs; added nodes carry their sizes, flops and attrs.rewrite (their
+// role) and attrs.copy_of.
+
+#include "command.hpp"
+
+#include <memopt/rewrite.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace memopt::plan {
+
+/// The memopt-graph/1 text of a rewritten graph, nodes in `order`.
+inline nlohmann::ordered_json rewritten_graph_json(const io::file_graph& original, const rewrite::rewritten_graph& g,
+                                                   const rewrite::rewrite_plan& plan, const std::vector<std::size_t>& order) {
+  nlohmann::ordered_json out;
+  out["format"] = "memopt-graph/1";
+  out["name"] = original[boost::graph_bundle].name;
+  out["source"] = original[boost::graph_bundle].source + " (rewritten by memopt-plan rewrite)";
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  const auto tensor_name = [&](std::size_t v, std::size_t port) { return g[v].name + ":" + std::to_string(port); };
+  for (const std::size_t v : order) {
+    const rewrite::rewritten_node& node = g[v];
+    nlohmann::ordered_json j;
+    j["name"] = node.name;
+    j["op"] = node.op;
+    auto& sizes = j["outputs"] = nlohmann::ordered_json::array();
+    for (std::size_t port = 0; port < node.outputs.size(); ++port) {
+      sizes.push_back(node.outputs[port].bytes);
+      if (node.outputs[port].live_out) outputs.push_back(tensor_name(v, port));
+    }
+    nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+    nlohmann::ordered_json control = nlohmann::ordered_json::array();
+    for (const auto e : boost::make_iterator_range(in_edges(v, g))) {
+      const auto s = source(e, g);
+      if (g[e].control) {
+        control.push_back(g[s].name);
+      } else {
+        inputs.push_back(tensor_name(s, g[e].port));
+      }
+    }
+    if (!inputs.empty()) j["inputs"] = std::move(inputs);
+    if (!control.empty()) j["control"] = std::move(control);
+    if (node.persistent) j["persistent"] = true;
+    if (!node.device.empty()) j["device"] = node.device;
+    if (node.flops > 0) j["flops"] = node.flops;
+    nlohmann::ordered_json attrs = node.origin != rewrite::no_vertex && original[node.origin].attrs.is_object()
+                                       ? nlohmann::ordered_json(original[node.origin].attrs)
+                                       : nlohmann::ordered_json::object();
+    // Aliases as this graph has them (a redirected view follows its new source).
+    attrs.erase("alias");
+    attrs.erase("view");
+    attrs.erase("inplace");
+    nlohmann::ordered_json alias = nlohmann::ordered_json::array();
+    bool aliased = false;
+    bool in_place = false;
+    for (const auto& o : node.outputs) {
+      if (o.shares) {
+        alias.push_back(tensor_name(o.shares->source.vertex, o.shares->source.port));
+        aliased = true;
+        in_place = in_place || o.shares->in_place;
+      } else {
+        alias.push_back(nullptr);
+      }
+    }
+    if (aliased) {
+      attrs["alias"] = std::move(alias);
+      attrs[in_place ? "inplace" : "view"] = true;
+    }
+    if (node.added != rewrite::no_vertex) {
+      const auto& added = plan.nodes[node.added];
+      attrs["rewrite"] = rewrite::to_string(added.role);
+      if (added.copy_of) attrs["copy_of"] = original[*added.copy_of].name;
+      if (node.host_bytes > 0) attrs["host_bytes"] = node.host_bytes;
+    }
+    if (!attrs.empty()) j["attrs"] = std::move(attrs);
+    nodes.push_back(std::move(j));
+  }
+  out["nodes"] = std::move(nodes);
+  out["outputs"] = std::move(outputs);
+  return out;
+}
+
+inline nlohmann::ordered_json plan_json(const rewrite::graph_facts& f, const rewrite::rewrite_plan& plan) {
+  const auto name_of = [&](rewrite::node_ref r) { return r.added ? plan.nodes[r.index].name : f.name[r.index]; };
+  const auto tensor = [&](rewrite::tensor_ref t) { return name_of(t.node) + ":" + std::to_string(t.port); };
+  nlohmann::ordered_json out;
+  auto& nodes = out["nodes"] = nlohmann::ordered_json::array();
+  for (const auto& n : plan.nodes) {
+    nlohmann::ordered_json j{{"name", n.name}, {"op", n.op}, {"role", rewrite::to_string(n.role)}};
+    if (n.copy_of) j["copy_of"] = f.name[*n.copy_of];
+    auto& inputs = j["inputs"] = nlohmann::ordered_json::array();
+    for (const auto& t : n.inputs) inputs.push_back(tensor(t));
+    auto& control = j["control"] = nlohmann::ordered_json::array();
+    for (const auto& c : n.control) control.push_back(name_of(c));
+    nodes.push_back(std::move(j));
+  }
+  auto& redirects = out["redirects"] = nlohmann::ordered_json::array();
+  for (const auto& r : plan.redirects) {
+    redirects.push_back({{"node", f.name[r.vertex]}, {"input", r.operand}, {"from", tensor(r.source)}});
+  }
+  auto& controls = out["controls"] = nlohmann::ordered_json::array();
+  for (const auto& c : plan.controls) controls.push_back({{"from", name_of(c.from)}, {"to", name_of(c.to)}});
+  return out;
+}
+
+inline command add_rewrite_command(CLI::App& app) {
+  struct options {
+    graph_argument graph;
+    std::uint64_t budget = 0;
+    std::string mode = "recompute";
+    std::string recompute = "heuristic";
+    std::string scope = "gradients/";
+    std::vector<std::string> feed;
+    std::uint64_t work_limit = 200'000;
+    std::string output;
+  };
+  auto opts = std::make_shared<options>();
+  auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recomputation), as JSON");
+  add_graph_argument(cmd, opts->graph);
+  cmd->add_option("--budget", opts->budget, "the device's memory in bytes (fits says whether peak_after is within)")
+      ->required();
+  cmd->add_option("--mode", opts->mode, "recompute (swap and accumulate are not built yet)")
+      ->check(CLI::IsMember({"recompute"}));
+  cmd->add_option("--recompute", opts->recompute, "manual (hinted nodes) or heuristic (cheap op types too)")
+      ->check(CLI::IsMember({"manual", "heuristic"}));
+  cmd->add_option("--scope", opts->scope, "name scope of the targets (default gradients/)");
+  cmd->add_option("--feed", opts->feed, "a fed node (never recomputed); repeat for more");
+  cmd->add_option("--work-limit", opts->work_limit, "states the schedule search may expand for each peak");
+  cmd->add_option("--output", opts->output, "write the rewritten graph (memopt-graph/1)");
+  return {cmd, [opts] {
+            const auto g = load_graph(opts->graph);
+            const auto facts = naming_nodes(g, opts->graph.path, [&] { return rewrite::read_facts(g); });
+            rewrite::recompute_options options;
+            options.mode = opts->recompute == "manual" ? rewrite::recompute_mode::manual : rewrite::recompute_mode::heuristic;
+            options.target_scope = opts->scope;
+            const auto attr = [&g](std::size_t v, const char* key) -> const nlohmann::json* {
+              const auto& attrs = g[v].attrs;
+              if (!attrs.is_object()) return nullptr;
+              const auto it = attrs.find(key);
+              return it == attrs.end() ? nullptr : &*it;
+            };
+            options.is_target = [attr](std::size_t v) {
+              const auto* phase = attr(v, "phase");
+              return phase != nullptr && *phase == "backward";
+            };
+            options.has_hint = [attr](std::size_t v) {
+              const auto* hint = attr(v, "recompute_hint");
+              return hint != nullptr && *hint != false;
+            };
+            for (const auto& name : opts->feed) {
+              const auto it = std::find_if(facts.name.begin(), facts.name.end(), [&](const auto& n) { return n == name; });
+              if (it == facts.name.end()) throw cli_error("--feed names '" + name + "', which is not a node of the graph");
+              options.feed.push_back(static_cast<std::size_t>(it - facts.name.begin()));
+            }
+            const auto plan = rewrite::recompute(facts, options);
+            const exact_options search{.time_limit_seconds = std::nullopt, .work_limit = opts->work_limit,
+                                       .stop = &interrupted};
+            const auto report = naming_nodes(g, opts->graph.path, [&] { return rewrite::evaluate(facts, plan, search); });
+            double total_flops = 0;
+            for (const double flops : facts.flops) total_flops += flops;
+            nlohmann::ordered_json out;
+            out["graph"] = g[boost::graph_bundle].name;
+            out["mode"] = opts->mode;
+            out["recompute"] = opts->recompute;
+            out["budget"] = opts->budget;
+            out["peak_before"] = report.peak_before;
+            out["peak_after"] = report.peak_after;
+            out["proved_before"] = report.proved_before;
+            out["proved_after"] = report.proved_after;
+            out["fits"] = report.peak_after <= opts->budget;
+            out["extra_flops"] = report.extra_flops;
+            out["extra_flops_percent"] = total_flops > 0 ? 100 * report.extra_flops / total_flops : 0.0;
+            out["swapped_bytes"] = report.swapped_bytes;
+            out["nodes_added"] = report.nodes_added;
+            out["plan"] = plan_json(facts, plan);
+            if (interrupted) out["interrupted"] = true;
+            if (!opts->output.empty()) {
+              std::ofstream file(opts->output);
+              if (!file) throw cli_error("cannot write the rewritten graph to " + opts->output);
+              file << rewritten_graph_json(g, report.graph, plan, report.order_after).dump(1) << '\n';
+            }
+            std::cout << out.dump() << '\n';
+          }};
+}
+
+}  // namespace memopt::plan
