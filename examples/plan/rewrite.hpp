@@ -16,6 +16,7 @@
 // role) and attrs.copy_of.
 
 #include "command.hpp"
+#include "simulate.hpp"
 
 #include <memopt/rewrite.hpp>
 
@@ -170,7 +171,7 @@ inline command add_rewrite_command(CLI::App& app) {
             };
             for (const auto& name : opts->feed) {
               const auto it = std::find_if(facts.name.begin(), facts.name.end(), [&](const auto& n) { return n == name; });
-              if (it == facts.name.end()) throw cli_error("--feed names '" + name + "', which is not a node of the graph");
+              if (it == facts.name.end()) throw not_a_node("--feed", name);
               options.feed.push_back(static_cast<std::size_t>(it - facts.name.begin()));
             }
             const auto plan = rewrite::recompute(facts, options);

@@ -91,6 +91,9 @@ inline nlohmann::json read_json(const std::string& path, const char* what) {
 class config_reader {
  public:
   explicit config_reader(std::string path) : path_(std::move(path)) {}
+  static std::string joined_field(const std::string& field, const std::string& key) {
+    return field.empty() ? key : field + "." + key;
+  }
   [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
     throw cli_error(path_ + ": config field '" + field + "' " + problem);
   }
@@ -127,7 +130,7 @@ class config_reader {
     for (const auto& item : j.items()) {
       const std::string& key = item.key();
       if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) == known.end()) {
-        fail(field.empty() ? key : field + "." + key, "is not a field memopt-plan simulate knows");
+        fail(joined_field(field, key), "is not a field memopt-plan simulate knows");
       }
     }
   }
@@ -245,6 +248,10 @@ decltype(auto) with_policy(const std::string& name, F&& f) {
   return f(sim::composite{});
 }
 
+inline cli_error not_a_node(const std::string& what, const std::string& name) {
+  return cli_error(what + " names '" + name + "', which is not a node of the graph");
+}
+
 /// Node names to vertex indices; an unknown one is a cli_error naming it.
 inline std::vector<std::size_t> vertices_named(const io::file_graph& g, const std::vector<std::string>& names,
                                                const std::string& what) {
@@ -254,10 +261,18 @@ inline std::vector<std::size_t> vertices_named(const io::file_graph& g, const st
   out.reserve(names.size());
   for (const auto& name : names) {
     const auto it = index.find(name);
-    if (it == index.end()) throw cli_error(what + " names '" + name + "', which is not a node of the graph");
+    if (it == index.end()) throw not_a_node(what, name);
     out.push_back(it->second);
   }
   return out;
+}
+
+inline cli_error not_a_device_name(const std::string& file, const std::string& node) {
+  return cli_error(file + ": the device of '" + node + "' must be a string");
+}
+
+inline cli_error unknown_device(const std::string& what, const std::string& node, const std::string& device) {
+  return cli_error(what + " puts '" + node + "' on '" + device + "', which is not a configured device");
 }
 
 /// Each node's device: the --placement file, else the config's placement,
@@ -273,7 +288,7 @@ inline std::vector<std::size_t> simulation_placement(const io::file_graph& g, co
     for (std::size_t k = 0; k < nodes.size(); ++k) {
       const std::string& device = by_node.at(nodes[k]);
       const auto d = c.machine.find_device(device);
-      if (!d) throw cli_error(what + " puts '" + nodes[k] + "' on '" + device + "', which is not a configured device");
+      if (!d) throw unknown_device(what, nodes[k], device);
       placement[vertices[k]] = *d;
     }
   };
@@ -284,7 +299,7 @@ inline std::vector<std::size_t> simulation_placement(const io::file_graph& g, co
     if (!map.is_object()) throw cli_error(placement_file + ": the placement must be an object of node -> device");
     std::unordered_map<std::string, std::string> by_node;
     for (const auto& [node, device] : map.items()) {
-      if (!device.is_string()) throw cli_error(placement_file + ": the device of '" + node + "' must be a string");
+      if (!device.is_string()) throw not_a_device_name(placement_file, node);
       by_node[node] = device.get<std::string>();
     }
     apply(by_node, placement_file);
