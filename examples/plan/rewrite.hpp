@@ -1,10 +1,14 @@
 #pragma once
-// memopt-plan rewrite GRAPH --budget BYTES [--mode recompute] [--recompute
-//     manual|heuristic] [--scope PREFIX] [--feed NODE]... [--work-limit N]
-//     [--output NEW_GRAPH.json] [--no-alias]
-// The memory optimizer's rewrites as plans (rewrite/). Targets: nodes under
-// the scope (default "gradients/") and nodes with attrs.phase "backward";
-// the hint: attrs.recompute_hint (any value but false). Prints one JSON
+// memopt-plan rewrite GRAPH --budget BYTES [--mode recompute|swap|all]
+//     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]...
+//     [--config CONFIG.json] [--work-limit N] [--output NEW_GRAPH.json] [--no-alias]
+// The memory optimizer's rewrites as plans (rewrite/). Recompute targets:
+// nodes under the scope (default "gradients/") and nodes with attrs.phase
+// "backward"; the hint: attrs.recompute_hint (any value but false). Swap:
+// attrs.swap_to_host (input indices) and the heuristic on each device with a
+// capacity (the config's memory_bytes; without a config, one device of
+// --budget bytes); attrs.ref_inputs and ref_outputs are never swapped. all:
+// recompute, then swap on the result. Prints one JSON
 // object: graph, mode, budget, peak_before and peak_after (each the best
 // schedule's peak, exact_schedule under the work limit), proved_before,
 // proved_after, fits (peak_after <= budget), extra_flops, extra_flops_percent
@@ -23,6 +27,8 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <optional>
+#include <utility>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -125,6 +131,91 @@ inline nlohmann::ordered_json plan_json(const rewrite::graph_facts& f, const rew
   return out;
 }
 
+/// attrs.<key> of vertex v, or null.
+inline const nlohmann::json* node_attr(const io::file_graph& g, std::size_t v, const char* key) {
+  const auto& attrs = g[v].attrs;
+  if (!attrs.is_object()) return nullptr;
+  const auto it = attrs.find(key);
+  return it == attrs.end() ? nullptr : &*it;
+}
+
+/// attrs.<key> as a list of indices: a number, or a list of numbers (else empty).
+inline std::vector<std::size_t> index_attr(const io::file_graph& g, std::size_t v, const char* key) {
+  const auto* value = node_attr(g, v, key);
+  std::vector<std::size_t> out;
+  if (value == nullptr) return out;
+  if (value->is_number_unsigned()) out.push_back(value->get<std::size_t>());
+  if (value->is_array()) {
+    for (const auto& i : *value) {
+      if (i.is_number_unsigned()) out.push_back(i.get<std::size_t>());
+    }
+  }
+  return out;
+}
+
+/// The seed's recomputation with memopt-graph/1's marks: attrs.phase
+/// "backward" for targets, attrs.recompute_hint (not false) for the hint.
+inline rewrite::rewrite_plan recompute_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                            const std::string& mode, const std::string& scope,
+                                            const std::vector<std::size_t>& feed) {
+  rewrite::recompute_options options;
+  options.mode = mode == "manual" ? rewrite::recompute_mode::manual : rewrite::recompute_mode::heuristic;
+  options.target_scope = scope;
+  options.is_target = [&g](std::size_t v) {
+    const auto* phase = node_attr(g, v, "phase");
+    return phase != nullptr && *phase == "backward";
+  };
+  options.has_hint = [&g](std::size_t v) {
+    const auto* hint = node_attr(g, v, "recompute_hint");
+    return hint != nullptr && *hint != false;
+  };
+  options.feed = feed;
+  return rewrite::recompute(facts, options);
+}
+
+/// The seed's swapping on the graph `before` makes of g: the manual requests
+/// (attrs.swap_to_host) and, on each device with a capacity, the heuristic's,
+/// with completion times and memory from a simulation that runs the best
+/// schedule's order (the order the peaks are reported for).
+inline rewrite::rewrite_plan swap_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                       const rewrite::rewrite_plan& before, const simulation_config& config,
+                                       const exact_options& search) {
+  const std::size_t n = facts.size();
+  const rewrite::rewritten_graph h = rewrite::apply(facts, before);
+  const rewrite::graph_facts now = rewrite::read_facts(h);
+  const auto best = exact_schedule(h, search);
+  std::vector<double> rank(num_vertices(h));
+  for (std::size_t k = 0; k < best.order.size(); ++k) rank[best.order[k]] = static_cast<double>(k);
+  const auto by_rank = [&rank](const sim::task& t, double) { return rank[t.vertex]; };
+  const auto original_placement = simulation_placement(g, config, "");
+  std::vector<std::size_t> placement(num_vertices(h), 0);
+  for (std::size_t v = 0; v < placement.size(); ++v) {
+    const auto& copy_of = h[v].added == rewrite::no_vertex ? std::optional<std::size_t>(v) : before.nodes[h[v].added].copy_of;
+    if (copy_of) placement[v] = original_placement[*copy_of];
+  }
+  const auto run = sim::simulate(h, config.machine, placement, config.cost, sim::priority(by_rank));
+  rewrite::swap_options options;
+  options.is_reference_input = [&](std::size_t v, std::size_t k) {
+    return v < n && std::ranges::count(index_attr(g, v, "ref_inputs"), k) > 0;
+  };
+  options.is_reference_output = [&](std::size_t v, std::size_t port) {
+    return v < n && std::ranges::count(index_attr(g, v, "ref_outputs"), port) > 0;
+  };
+  std::vector<rewrite::swap_request> requests;
+  for (std::size_t d = 0; d < config.machine.devices.size(); ++d) {
+    const std::uint64_t capacity = config.machine.devices[d].memory_bytes;
+    if (capacity == 0) continue;
+    const auto chosen = rewrite::choose_swaps(now, run, d, capacity, options);
+    requests.insert(requests.end(), chosen.begin(), chosen.end());
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    const auto inputs = index_attr(g, v, "swap_to_host");
+    if (!inputs.empty()) requests.push_back({v, inputs});
+  }
+  const auto swaps = rewrite::swap(now, requests, rewrite::completion_times(run, num_vertices(h)), options);
+  return rewrite::then(before, swaps, n);
+}
+
 inline command add_rewrite_command(CLI::App& app) {
   struct options {
     graph_argument graph;
@@ -133,51 +224,44 @@ inline command add_rewrite_command(CLI::App& app) {
     std::string recompute = "heuristic";
     std::string scope = "gradients/";
     std::vector<std::string> feed;
+    std::string config;
     std::uint64_t work_limit = 200'000;
     std::string output;
   };
   auto opts = std::make_shared<options>();
-  auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recomputation), as JSON");
+  auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recompute, swap), as JSON");
   add_graph_argument(cmd, opts->graph);
-  cmd->add_option("--budget", opts->budget, "the device's memory in bytes (fits says whether peak_after is within)")
+  cmd->add_option("--budget", opts->budget, "the device's memory in bytes (swap aims under it; fits says whether peak_after is)")
       ->required();
-  cmd->add_option("--mode", opts->mode, "recompute (swap and accumulate are not built yet)")
-      ->check(CLI::IsMember({"recompute"}));
+  cmd->add_option("--mode", opts->mode, "recompute, swap or all (both, recompute first)")
+      ->check(CLI::IsMember({"recompute", "swap", "all"}));
   cmd->add_option("--recompute", opts->recompute, "manual (hinted nodes) or heuristic (cheap op types too)")
       ->check(CLI::IsMember({"manual", "heuristic"}));
   cmd->add_option("--scope", opts->scope, "name scope of the targets (default gradients/)");
   cmd->add_option("--feed", opts->feed, "a fed node (never recomputed); repeat for more");
+  cmd->add_option("--config", opts->config, "devices, links, cost model, placement (memopt-plan simulate's config)");
   cmd->add_option("--work-limit", opts->work_limit, "states the schedule search may expand for each peak");
   cmd->add_option("--output", opts->output, "write the rewritten graph (memopt-graph/1)");
   return {cmd, [opts] {
             const auto g = load_graph(opts->graph);
             const auto facts = naming_nodes(g, opts->graph.path, [&] { return rewrite::read_facts(g); });
-            rewrite::recompute_options options;
-            options.mode = opts->recompute == "manual" ? rewrite::recompute_mode::manual : rewrite::recompute_mode::heuristic;
-            options.target_scope = opts->scope;
-            const auto attr = [&g](std::size_t v, const char* key) -> const nlohmann::json* {
-              const auto& attrs = g[v].attrs;
-              if (!attrs.is_object()) return nullptr;
-              const auto it = attrs.find(key);
-              return it == attrs.end() ? nullptr : &*it;
-            };
-            options.is_target = [attr](std::size_t v) {
-              const auto* phase = attr(v, "phase");
-              return phase != nullptr && *phase == "backward";
-            };
-            options.has_hint = [attr](std::size_t v) {
-              const auto* hint = attr(v, "recompute_hint");
-              return hint != nullptr && *hint != false;
-            };
+            std::vector<std::size_t> feed;
             for (const auto& name : opts->feed) {
               const auto it = std::find_if(facts.name.begin(), facts.name.end(), [&](const auto& n) { return n == name; });
               if (it == facts.name.end()) throw not_a_node("--feed", name);
-              options.feed.push_back(static_cast<std::size_t>(it - facts.name.begin()));
+              feed.push_back(static_cast<std::size_t>(it - facts.name.begin()));
             }
-            const auto plan = rewrite::recompute(facts, options);
+            simulation_config config = opts->config.empty() ? simulation_config{} : read_simulation_config(opts->config);
+            if (opts->config.empty()) config.machine.devices[0].memory_bytes = opts->budget;
             const exact_options search{.time_limit_seconds = std::nullopt, .work_limit = opts->work_limit,
                                        .stop = &interrupted};
-            const auto report = naming_nodes(g, opts->graph.path, [&] { return rewrite::evaluate(facts, plan, search); });
+            const auto [plan, report] = naming_nodes(g, opts->graph.path, [&] {
+              rewrite::rewrite_plan p;
+              if (opts->mode != "swap") p = recompute_plan(g, facts, opts->recompute, opts->scope, feed);
+              if (opts->mode != "recompute") p = swap_plan(g, facts, p, config, search);
+              auto r = rewrite::evaluate(facts, p, search);
+              return std::pair(std::move(p), std::move(r));
+            });
             double total_flops = 0;
             for (const double flops : facts.flops) total_flops += flops;
             nlohmann::ordered_json out;

@@ -11,3 +11,4 @@
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
 #include <memopt/rewrite/recompute.hpp>
+#include <memopt/rewrite/swap.hpp>

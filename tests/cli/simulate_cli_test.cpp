@@ -139,24 +139,12 @@ TEST_CASE("report: a one-device simulation under each ready policy") {
 }
 
 TEST_CASE("rewrite: the JSON contract, the rewritten graph written and read back at peak_after") {
-  const auto graph = write_temp("chain.json", R"({"format": "memopt-graph/1", "name": "bnrelu", "nodes": [
-    {"name": "x", "op": "input", "outputs": [100]},
-    {"name": "w", "op": "parameter", "outputs": [10], "persistent": true},
-    {"name": "conv", "op": "convolution", "outputs": [100], "inputs": ["x:0", "w:0"], "flops": 1000},
-    {"name": "bn", "op": "native_batch_norm", "outputs": [100, 4, 4], "inputs": ["conv:0"], "flops": 50},
-    {"name": "relu", "op": "relu", "outputs": [100], "inputs": ["bn:0"], "flops": 10},
-    {"name": "conv2", "op": "convolution", "outputs": [100], "inputs": ["relu:0", "w:0"], "flops": 1000},
-    {"name": "loss", "op": "sum", "outputs": [4], "inputs": ["conv2:0"]},
-    {"name": "gradients/conv2", "op": "convolution_backward", "outputs": [100], "inputs": ["loss:0", "relu:0"]},
-    {"name": "gradients/relu", "op": "threshold_backward", "outputs": [100], "inputs": ["gradients/conv2:0", "relu:0"]},
-    {"name": "gradients/bn", "op": "native_batch_norm_backward", "outputs": [100], "inputs": ["gradients/relu:0", "conv:0", "bn:1", "bn:2"]},
-    {"name": "gradients/conv", "op": "convolution_backward", "outputs": [10], "inputs": ["gradients/bn:0", "x:0"]}],
-    "outputs": ["gradients/conv:0"]})");
+  const std::string graph = data_dir + "/rewrite/bn_relu_train.json";
   const auto rewritten = temp_path("rewritten.json");
-  const auto r = plan("rewrite " + graph.string() + " --budget 400 --output " + rewritten.string());
+  const auto r = plan("rewrite " + graph + " --budget 400 --output " + rewritten.string());
   REQUIRE(r.status == 0);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["graph"] == "bnrelu");
+  CHECK(j["graph"] == "bn_relu_train");
   CHECK(j["mode"] == "recompute");
   CHECK(j["extra_flops"] == 60);
   CHECK(j["nodes_added"] == 4);
@@ -168,7 +156,7 @@ TEST_CASE("rewrite: the JSON contract, the rewritten graph written and read back
   const auto peak = nlohmann::json::parse(plan("peak " + rewritten.string()).out);
   CHECK(peak["peak_bytes"] == j["peak_after"]);
   CHECK(peak["nodes"] == 15);
-  const auto schedule = nlohmann::json::parse(plan("schedule " + graph.string() + " --algo exact").out);
+  const auto schedule = nlohmann::json::parse(plan("schedule " + graph + " --algo exact").out);
   CHECK(schedule["peak_bytes"] == j["peak_before"]);
 }
 

@@ -14,6 +14,15 @@ namespace rw = memopt::rewrite;
 
 namespace {
 
+/// x -> conv -> bn -> relu -> conv2 -> loss; the backward reads relu's and bn's outputs.
+const std::string bn_relu_train = MEMOPT_DATA_DIR "/rewrite/bn_relu_train.json";
+
+std::vector<std::string> names_of(const rw::rewrite_plan& plan) {
+  std::vector<std::string> names;
+  for (const auto& n : plan.nodes) names.push_back(n.name);
+  return names;
+}
+
 memopt::io::file_graph graph_of(const std::string& nodes, const std::string& outputs = "[]") {
   return memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "t", "nodes": )" + nodes +
                                  R"(, "outputs": )" + outputs + "}");
@@ -87,9 +96,7 @@ TEST_CASE("recompute: a custom target scope with two hinted inputs, each its own
   const auto facts = rw::read_facts(g);
   const auto plan = rw::recompute(facts, options);
   CHECK(rw::check_plan(facts, plan).empty());
-  std::vector<std::string> names;
-  for (const auto& n : plan.nodes) names.push_back(n.name);
-  CHECK(names == std::vector<std::string>{"RecomputeTrigger/p", "Recomputed/p", "RecomputeTrigger/q", "Recomputed/q"});
+  CHECK(names_of(plan) == std::vector<std::string>{"RecomputeTrigger/p", "Recomputed/p", "RecomputeTrigger/q", "Recomputed/q"});
   const auto h = rw::apply(facts, plan);
   CHECK(inputs_of(h, vertex_named(h, "RecomputeTrigger/p")) == std::vector<std::string>{"^mid"});
   CHECK(inputs_of(h, vertex_named(h, "RecomputeTrigger/q")) == std::vector<std::string>{"^back/mid"});
@@ -99,33 +106,14 @@ TEST_CASE("recompute: a custom target scope with two hinted inputs, each its own
   CHECK(rw::recompute(facts, options_for(g, rw::recompute_mode::manual)).empty());
 }
 
-namespace {
-
-/// x -> conv -> bn -> relu -> conv2 -> loss; the backward reads relu's and bn's outputs.
-const std::string chain = R"([
-  {"name": "x", "op": "input", "outputs": [100]},
-  {"name": "w", "op": "parameter", "outputs": [10], "persistent": true},
-  {"name": "conv", "op": "convolution", "outputs": [100], "inputs": ["x:0", "w:0"], "flops": 1000},
-  {"name": "bn", "op": "native_batch_norm", "outputs": [100, 4, 4], "inputs": ["conv:0"], "flops": 50},
-  {"name": "relu", "op": "relu", "outputs": [100], "inputs": ["bn:0"], "flops": 10},
-  {"name": "conv2", "op": "convolution", "outputs": [100], "inputs": ["relu:0", "w:0"], "flops": 1000},
-  {"name": "loss", "op": "sum", "outputs": [4], "inputs": ["conv2:0"]},
-  {"name": "gradients/conv2", "op": "convolution_backward", "outputs": [100], "inputs": ["loss:0", "relu:0"]},
-  {"name": "gradients/relu", "op": "threshold_backward", "outputs": [100], "inputs": ["gradients/conv2:0", "relu:0"]},
-  {"name": "gradients/bn", "op": "native_batch_norm_backward", "outputs": [100], "inputs": ["gradients/relu:0", "conv:0", "bn:1", "bn:2"]},
-  {"name": "gradients/conv", "op": "convolution_backward", "outputs": [10], "inputs": ["gradients/bn:0", "x:0"]}])";
-
-}  // namespace
 
 TEST_CASE("recompute, heuristic: the cheap batch norm and ReLU are copied, the convolution is not") {
-  const auto g = graph_of(chain, R"(["gradients/conv:0"])");
+  const auto g = memopt::io::read_graph(bn_relu_train);
   const auto facts = rw::read_facts(g);
   const auto plan = rw::recompute(facts, options_for(g, rw::recompute_mode::heuristic));
   CHECK(rw::check_plan(facts, plan).empty());
-  std::vector<std::string> names;
-  for (const auto& n : plan.nodes) names.push_back(n.name);
   // One group {bn, relu}: triggers by earliest target (relu feeds gradients/conv2 first), then copies.
-  CHECK(names == std::vector<std::string>{"RecomputeTrigger/relu", "RecomputeTrigger/bn", "Recomputed/bn", "Recomputed/relu"});
+  CHECK(names_of(plan) == std::vector<std::string>{"RecomputeTrigger/relu", "RecomputeTrigger/bn", "Recomputed/bn", "Recomputed/relu"});
   const auto h = rw::apply(facts, plan);
   // The targets' other inputs, topologically: conv, loss, gradients/conv2, gradients/relu; the first
   // trigger takes those before its earliest target (gradients/conv2), the second none.
@@ -144,7 +132,7 @@ TEST_CASE("recompute, heuristic: the cheap batch norm and ReLU are copied, the c
 }
 
 TEST_CASE("recompute: a fed node is never recomputed") {
-  const auto g = graph_of(chain, R"(["gradients/conv:0"])");
+  const auto g = memopt::io::read_graph(bn_relu_train);
   const auto facts = rw::read_facts(g);
   auto options = options_for(g, rw::recompute_mode::heuristic);
   options.feed = {4};  // relu
@@ -163,7 +151,7 @@ TEST_CASE("check_plan refuses what would change the program, and apply refuses s
   };
   auto wrong_input = good;
   wrong_input.nodes[1].inputs[0] = {rw::original(2), 0};  // Recomputed/b reading c, not a
-  CHECK(faults_of(wrong_input) == "added node 'Recomputed/b' is not 'b' on the same inputs or their copies");
+  CHECK(faults_of(wrong_input) == "added node 'Recomputed/b' is not 'b' on the same input values");
   auto wrong_value = good;
   wrong_value.redirects[0].source = {rw::original(2), 0};  // gradients/e reading c for b
   CHECK(faults_of(wrong_value) == "data input 1 of 'gradients/e' would read 'c', which does not hold its value");

@@ -5,8 +5,8 @@
 //   other node has;
 // - redirects each data input at most once, to a tensor holding the same
 //   value: the old one, a recomputed copy of it, or a swap-in of it;
-// - recomputes faithfully: a copy runs the original's op on the original's
-//   inputs or on their copies, with outputs of the same sizes;
+// - recomputes faithfully: a copy runs the original's op on tensors holding
+//   the original's inputs, with outputs of the same sizes;
 // - swaps faithfully: a swap-out reads one tensor into host memory, a
 //   swap-in reads one swap-out back, each the size of what it copies;
 // - leaves the graph acyclic (graph outputs stay as they were: added nodes
@@ -114,14 +114,10 @@ inline bool holds(const graph_facts& f, const rewrite_plan& p, tensor_ref t, ope
         bool same = node.op == f.op[v] && node.inputs.size() == f.operands[v].size() &&
                     node.outputs.size() == f.outputs[v].size();
         for (std::size_t k = 0; same && k < node.inputs.size(); ++k) {
-          const tensor_ref t = node.inputs[k];
-          const operand value = f.operands[v][k];
-          same = (!t.node.added && t.node.index == value.vertex && t.port == value.port) ||
-                 (t.node.added && p.nodes[t.node.index].role == node_role::recomputed &&
-                  p.nodes[t.node.index].copy_of == value.vertex && t.port == value.port);
+          same = detail::holds(f, p, node.inputs[k], f.operands[v][k]);
         }
         for (std::size_t k = 0; same && k < node.outputs.size(); ++k) same = node.outputs[k].bytes == f.outputs[v][k].bytes;
-        if (!same) faults.push_back(where + " is not '" + f.name[v] + "' on the same inputs or their copies");
+        if (!same) faults.push_back(where + " is not '" + f.name[v] + "' on the same input values");
         break;
       }
       case node_role::swap_out:

@@ -8,9 +8,11 @@
 // (concatenated, added nodes renumbered) and evaluated before anything runs.
 
 #include <cstddef>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace memopt::rewrite {
@@ -85,5 +87,39 @@ struct rewrite_plan {
 
   [[nodiscard]] bool empty() const noexcept { return nodes.empty() && redirects.empty() && controls.empty(); }
 };
+
+/// One plan after another, as one plan over the original graph: `second` was
+/// made for the graph `first` produces from a graph of `vertices` vertices
+/// (whose vertex vertices + i is first's node i). A redirect of an input of
+/// one of first's nodes becomes that node's input; of an input first already
+/// redirected, it replaces first's. O(plans log plans).
+[[nodiscard]] inline rewrite_plan then(rewrite_plan first, const rewrite_plan& second, std::size_t vertices) {
+  const std::size_t shift = first.nodes.size();
+  const auto lift = [&](node_ref r) {
+    if (r.added) return added(r.index + shift);
+    return r.index < vertices ? r : added(r.index - vertices);
+  };
+  const auto lift_tensor = [&](tensor_ref t) { return tensor_ref{lift(t.node), t.port}; };
+  for (added_node node : second.nodes) {
+    for (tensor_ref& t : node.inputs) t = lift_tensor(t);
+    for (node_ref& c : node.control) c = lift(c);
+    first.nodes.push_back(std::move(node));
+  }
+  std::map<std::pair<std::size_t, std::size_t>, std::size_t> redirected;  // (vertex, operand) -> position
+  for (std::size_t k = 0; k < first.redirects.size(); ++k) {
+    redirected[{first.redirects[k].vertex, first.redirects[k].operand}] = k;
+  }
+  for (const input_change& r : second.redirects) {
+    if (r.vertex < vertices) {
+      const auto [it, added_now] = redirected.try_emplace({r.vertex, r.operand}, first.redirects.size());
+      if (added_now) first.redirects.push_back({r.vertex, r.operand, {}});
+      first.redirects[it->second].source = lift_tensor(r.source);
+    } else {
+      first.nodes[r.vertex - vertices].inputs.at(r.operand) = lift_tensor(r.source);
+    }
+  }
+  for (const control_change& c : second.controls) first.controls.push_back({lift(c.from), lift(c.to)});
+  return first;
+}
 
 }  // namespace memopt::rewrite
