@@ -166,3 +166,38 @@ TEST_CASE("rewrite: bad usage is refused in one line") {
   check_refused(plan("rewrite " + graph + " --budget 10 --mode teleport"), "--mode");
   check_refused(plan("rewrite " + graph + " --budget 10 --feed ghost"), "--feed names 'ghost'");
 }
+
+TEST_CASE("rewrite --mode swap: a manual swap written out, and the heuristic at half the best peak lowers it") {
+  // Each op 1 ms on the default device (1e12 FLOP/s): time to hide the transfers.
+  const auto graph = write_temp("swap.json", R"({"format": "memopt-graph/1", "name": "swap", "nodes": [
+    {"name": "a", "op": "input", "outputs": [1000], "flops": 1e9},
+    {"name": "b", "op": "op", "outputs": [10], "inputs": ["a:0"], "flops": 1e9},
+    {"name": "c", "op": "op", "outputs": [2000], "inputs": ["b:0"], "flops": 1e9},
+    {"name": "e", "op": "op", "outputs": [10], "inputs": ["c:0"], "flops": 1e9},
+    {"name": "d", "op": "op", "outputs": [10], "inputs": ["a:0", "e:0"], "flops": 1e9, "attrs": {"swap_to_host": 0}}],
+    "outputs": ["d:0"]})");
+  const auto rewritten = temp_path("swapped.json");
+  const auto j = nlohmann::json::parse(plan("rewrite " + graph.string() + " --budget 100000 --mode swap --output " +
+                                            rewritten.string()).out);
+  CHECK(j["peak_before"] == 3010);
+  CHECK(j["peak_after"] == 2010);
+  CHECK(j["swapped_bytes"] == 1000);
+  REQUIRE(j["plan"]["nodes"].size() == 2);
+  CHECK(j["plan"]["nodes"][0]["name"] == "swap_out_d_0");
+  CHECK(j["plan"]["nodes"][1]["control"] == nlohmann::json::array({"c"}));
+  CHECK(j["plan"]["controls"] == nlohmann::json::parse(R"([{"from": "swap_out_d_0", "to": "b"}])"));
+  const auto peak = nlohmann::json::parse(plan("peak " + rewritten.string()).out);
+  CHECK(peak["peak_bytes"] == 2010);
+  // Run again on the result: already swapped, nothing added.
+  const auto again = nlohmann::json::parse(plan("rewrite " + rewritten.string() + " --budget 100000 --mode swap").out);
+  CHECK(again["nodes_added"] == 0);
+
+  const std::string train = data_dir + "/resnet18_train_b32.json";
+  const auto best = nlohmann::json::parse(plan("schedule " + train + " --algo exact --work-limit 200000").out);
+  const auto half = best["peak_bytes"].get<std::uint64_t>() / 2;
+  const auto swapped = nlohmann::json::parse(plan("rewrite " + train + " --mode swap --budget " + std::to_string(half)).out);
+  CHECK(swapped["peak_before"] == best["peak_bytes"]);
+  CHECK(swapped["peak_after"] < swapped["peak_before"]);
+  CHECK(swapped["swapped_bytes"] > 0);
+  CHECK(swapped["extra_flops"] == 0);
+}
