@@ -13,6 +13,7 @@
 #include <memopt/heap.hpp>
 #include <memopt/liveness.hpp>
 #include <memopt/schedule.hpp>
+#include <memopt/rewrite.hpp>
 #include <memopt/share.hpp>
 #include <memopt/simulate.hpp>
 
@@ -80,6 +81,22 @@ void require_valid_run(const memopt::sim::simulation_result& r) {
 }
 
 template <class G>
+void recompute_somewhere(const G& g, memopt::fuzz::byte_reader& in) {
+  namespace rw = memopt::rewrite;
+  const auto facts = rw::read_facts(g);
+  std::vector<bool> target(facts.size());
+  for (std::size_t v = 0; v < target.size(); ++v) target[v] = in.flag();
+  rw::recompute_options options;
+  options.target_scope.clear();
+  options.is_target = [&](std::size_t v) { return target[v]; };
+  options.cheap_ops = {""};
+  const auto plan = rw::recompute(facts, options);
+  require(rw::check_plan(facts, plan).empty());
+  const auto report = rw::evaluate(facts, plan, {.time_limit_seconds = std::nullopt, .work_limit = 500});
+  require(memopt::liveness(report.graph, report.order_after).peak_bytes == report.peak_after);
+}
+
+template <class G>
 void simulate_everywhere(const G& g, memopt::fuzz::byte_reader& in, std::uint64_t program_peak) {
   namespace sim = memopt::sim;
   sim::machine m;
@@ -137,5 +154,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   simulate_everywhere(g, in, program_peak);
+  recompute_somewhere(g, in);
   return 0;
 }
