@@ -1,12 +1,15 @@
 #pragma once
-// memopt-plan compare GRAPH... [--families schedule,arena,share] [--algos LIST]
-//                     [--time-limit S] [--work-limit N] [--format md|csv|json]
+// memopt-plan compare GRAPH... [--families schedule,arena,share,simulate,rewrite]
+//                     [--algos LIST] [--time-limit S] [--work-limit N] [--format md|csv|json]
 // Every algorithm of each family on every graph, side by side: a cell is the
 // algorithm's result (schedule: transient peak; arena: arena bytes for the
 // best schedule's lifetimes; share: total storage bytes for the program
-// order), its ratio to the family's best lower bound on that graph (schedule:
-// the static bound and every search's certified one; arena: max-live; share:
-// the program order's peak) and the seconds it took. A summary per algorithm:
+// order; simulate: the device peak of each ready policy on one device;
+// rewrite: the best schedule's peak after each rewrite mode at a budget of
+// half the best peak), its ratio to the family's reference on that graph
+// (schedule and simulate: the static bound and every search's certified one;
+// arena: max-live; share: the program order's peak; rewrite: the best peak
+// before, so a ratio below 1 is a saving) and the seconds it took. A summary per algorithm:
 // the geometric mean of its ratios, its wins (graphs where no algorithm of
 // the family did better) and its total time. --algos keeps the named
 // algorithms (in whichever family has them). md: a table per family; csv:
@@ -15,7 +18,9 @@
 
 #include "command.hpp"
 #include "format.hpp"
+#include "rewrite.hpp"
 #include "schedulers.hpp"
+#include "simulate.hpp"
 
 #include <compare/comparison.hpp>
 
@@ -69,6 +74,33 @@ inline std::vector<comparison::cell> compare_family(const io::file_graph& g, con
       const auto [r, ms] = timed([&] { return e(problem.buffers, limits); });
       cells.push_back({name, family, std::string(e.name), r.plan.arena_bytes, 0, ms / 1000});
     }
+  } else if (family == "simulate") {
+    bound = lower_bound(g);
+    const simulation_config config;
+    for (const auto& policy : simulation_policy_names()) {
+      if (!selected(algos, policy)) continue;
+      const auto [r, ms] = timed([&] { return run_simulation(g, config, policy, "", name); });
+      cells.push_back({name, family, policy, r.devices[0].peak_bytes(), 0, ms / 1000});
+    }
+  } else if (family == "rewrite") {
+    const auto facts = rewrite::read_facts(g);
+    // The search limits given; none: 200,000 states, so the figures repeat.
+    exact_options search{.time_limit_seconds = limits.time_limit_seconds, .work_limit = limits.work_limit,
+                         .stop = limits.stop};
+    if (!search.time_limit_seconds && !search.work_limit) search.work_limit = 200'000;
+    bound = exact_schedule(g, search).peak_bytes;
+    simulation_config config;
+    config.machine.devices[0].memory_bytes = bound / 2;
+    for (const char* mode : {"recompute", "swap", "all"}) {
+      if (!selected(algos, mode)) continue;
+      const auto [report, ms] = timed([&] {
+        rewrite::rewrite_plan p;
+        if (std::string_view(mode) != "swap") p = recompute_plan(g, facts, "heuristic", "gradients/", {});
+        if (std::string_view(mode) != "recompute") p = swap_plan(g, facts, p, config, search);
+        return rewrite::evaluate(facts, p, search);
+      });
+      cells.push_back({name, family, mode, report.peak_after, 0, ms / 1000});
+    }
   } else {  // share
     const auto order = program_order(g);
     const std::span<const std::size_t> steps(order);
@@ -88,7 +120,7 @@ inline std::vector<comparison::cell> compare_family(const io::file_graph& g, con
 inline command add_compare_command(CLI::App& app) {
   struct options {
     std::vector<std::string> graphs;
-    std::vector<std::string> families = {"schedule", "arena", "share"};
+    std::vector<std::string> families = {"schedule", "arena", "share"};  // simulate, rewrite on request
     std::vector<std::string> algos;
     std::optional<double> time_limit;
     std::optional<std::uint64_t> work_limit;
@@ -98,9 +130,10 @@ inline command add_compare_command(CLI::App& app) {
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("compare", "every algorithm on every graph, side by side");
   cmd->add_option("GRAPH", opts->graphs, "memopt-graph/1 files")->required();
-  cmd->add_option("--families", opts->families, "schedule, arena, share (default: all)")
+  cmd->add_option("--families", opts->families,
+                  "schedule, arena, share (the default), simulate (ready policies), rewrite (the seed's modes)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"schedule", "arena", "share"}));
+      ->check(CLI::IsMember({"schedule", "arena", "share", "simulate", "rewrite"}));
   cmd->add_option("--algos", opts->algos, "keep only these algorithms (comma-separated)")->delimiter(',');
   cmd->add_option("--time-limit", opts->time_limit, "seconds for each search (exact, best)")
       ->check(CLI::PositiveNumber);
@@ -111,7 +144,10 @@ inline command add_compare_command(CLI::App& app) {
   cmd->add_flag("--no-alias", opts->no_alias, "count every output apart");
   return {cmd, [opts] {
             std::vector<std::string> known = schedule::names();
-            for (const auto& names : {heap::names(), share::names()}) known.insert(known.end(), names.begin(), names.end());
+            for (const auto& names : {heap::names(), share::names(), simulation_policy_names(),
+                                      std::vector<std::string>{"recompute", "swap", "all"}}) {
+              known.insert(known.end(), names.begin(), names.end());
+            }
             for (const auto& a : opts->algos) {
               if (std::ranges::find(known, a) == known.end()) {
                 throw cli_error("compare: unknown algorithm '" + a + "' (known: " + joined(known) + ")");
@@ -145,7 +181,9 @@ inline command add_compare_command(CLI::App& app) {
               static const std::map<std::string, std::string> what = {
                   {"schedule", "transient peak bytes of each order; bound: the static and certified lower bounds"},
                   {"arena", "arena bytes for the best schedule's lifetimes; bound: max-live"},
-                  {"share", "total storage bytes for the program order; bound: its peak"}};
+                  {"share", "total storage bytes for the program order; bound: its peak"},
+                  {"simulate", "device peak of each ready policy on one device; bound: the schedules' lower bound"},
+                  {"rewrite", "best peak after each rewrite at half the best peak; reference: the best peak before"}};
               std::vector<std::pair<std::string, std::string>> families;
               for (const auto& f : opts->families) families.emplace_back(f, what.at(f));
               comparison::print_markdown(std::cout, cells, families);

@@ -524,7 +524,7 @@ TEST_CASE("compare: every algorithm of each family on every graph, with bounds, 
   CHECK(md.out.find("| geometric mean of ratios |") != std::string::npos);
   CHECK(md.out.find("### schedule") == std::string::npos);
   check_refused(plan("compare " + graphs + " --algos fastest"), "fastest");
-  check_refused(plan("compare " + graphs + " --families simulate"), "simulate");
+  check_refused(plan("compare " + graphs + " --families teleport"), "teleport");
   check_refused(plan("compare " + data_dir + "/small/missing.json"), "missing.json");
 }
 

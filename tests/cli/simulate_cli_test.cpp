@@ -201,3 +201,20 @@ TEST_CASE("rewrite --mode swap: a manual swap written out, and the heuristic at 
   CHECK(swapped["swapped_bytes"] > 0);
   CHECK(swapped["extra_flops"] == 0);
 }
+
+TEST_CASE("compare --families simulate,rewrite: ready policies and rewrite modes side by side") {
+  const std::string graph = data_dir + "/rewrite/bn_relu_train.json";
+  const auto r = plan("compare " + graph + " --families simulate,rewrite --format json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  std::vector<std::string> simulate, rewrite;
+  for (const auto& c : j["cells"]) {
+    (c["family"] == "simulate" ? simulate : rewrite).push_back(c["algorithm"]);
+    if (c["family"] == "simulate") CHECK(c["value"] >= c["lower_bound"]);
+  }
+  CHECK(simulate == std::vector<std::string>{"composite", "fifo", "lifo", "first-ready", "program"});
+  CHECK(rewrite == std::vector<std::string>{"recompute", "swap", "all"});
+  const auto program = nlohmann::json::parse(plan("simulate " + graph + " --policy program").out);
+  const auto cell = std::ranges::find_if(j["cells"], [](const auto& c) { return c["algorithm"] == "program" && c["family"] == "simulate"; });
+  CHECK((*cell)["value"] == program["devices"][0]["peak_bytes"]);
+}

@@ -9,8 +9,9 @@
 // clock reading; the search then returns the best it has, as at a deadline.
 //
 // A search shares its budget among parts with slice(fraction): the part gets
-// that fraction of the time and of the work left, and charge(part) bills the
-// work it did to the whole.
+// that fraction of the time and of the work left; or with limited(work): the
+// same deadline and at most that much work. charge(part) bills the work it
+// did to the whole.
 
 #include <algorithm>
 #include <atomic>
@@ -62,6 +63,14 @@ class search_budget {
       const std::uint64_t left = *work_limit_ > used_ ? *work_limit_ - used_ : 0;
       part.work_limit_ = static_cast<std::uint64_t>(static_cast<double>(left) * fraction);
     }
+    return part;
+  }
+  /// A part with the same deadline and at most `work` units of the work left.
+  [[nodiscard]] search_budget limited(std::uint64_t work) const {
+    search_budget part;
+    part.stop_ = stop_;
+    part.deadline_ = deadline_;
+    part.work_limit_ = work_limit_ ? std::min(work, *work_limit_ > used_ ? *work_limit_ - used_ : 0) : work;
     return part;
   }
   /// Bills a part's work to this budget.

@@ -11,8 +11,9 @@
 //   is left to place above it;
 // - decomposition at time cut points no unplaced buffer crosses;
 // - restarts over several static buffer orders with growing node limits.
-// Without a capacity it minimises: the best heuristic's arena first, then a
-// binary search between max-live and it, each probe a decision search.
+// Without a capacity it minimises: the best heuristic's arena first, then
+// rounds of binary search between the largest refuted capacity and it, each
+// probe a decision search with a node limit that grows by round.
 // Exponential in the worst case; with a time limit it returns the best plan
 // found and says whether it proved it optimal (or proved "does not fit").
 
@@ -390,8 +391,8 @@ class exact_search {
   const std::uint64_t g = detail::arena_granularity(buffers);
   const std::uint64_t lower = (r.plan.peak_bytes + g - 1) / g * g;
   detail::exact_search search(buffers, options.preorders);
-  const auto attempt = [&](std::uint64_t capacity) {
-    auto [outcome, offsets] = search.solve(capacity, budget);
+  const auto attempt = [&](std::uint64_t capacity, detail::search_budget& within) {
+    auto [outcome, offsets] = search.solve(capacity, within);
     r.nodes = search.nodes();
     if (outcome == detail::exact_search::outcome::none) return fit_status::does_not_fit;
     if (outcome != detail::exact_search::outcome::found) return fit_status::unknown;
@@ -406,27 +407,35 @@ class exact_search {
     } else if (r.plan.peak_bytes > capacity) {
       r.status = fit_status::does_not_fit;
     } else {
-      r.status = attempt(capacity);
+      r.status = attempt(capacity, budget);
     }
     r.proved_optimal = r.plan.arena_bytes <= lower;
     return r;
   }
-  // Binary search over multiples of g in [lower, best arena]; lower first.
+  // Rounds of binary search over multiples of g in [proved, best arena), the
+  // first probe of each at `proved` (every capacity below it is refuted).
+  // Each probe gets at most `probe_work` nodes, four times more each round,
+  // so that one hard probe cannot take the whole budget: a probe that runs
+  // out sends the search upwards, unrefuted, and the next round returns to
+  // it with more work.
   r.status = fit_status::fits;
-  std::uint64_t low = lower;
-  std::optional<std::uint64_t> refuted;  // the largest capacity shown too small
-  bool first = true;
-  while (low < r.plan.arena_bytes) {
-    const std::uint64_t probe = first ? low : low + (r.plan.arena_bytes - low) / g / 2 * g;
-    first = false;
-    const fit_status status = attempt(probe);
-    if (status == fit_status::unknown) break;
-    if (status == fit_status::does_not_fit) {
-      refuted = probe;
+  std::uint64_t proved = lower;
+  constexpr std::uint64_t most_work = std::numeric_limits<std::uint64_t>::max() / 4;
+  for (std::uint64_t probe_work = 64 * (buffers.size() + 1); proved < r.plan.arena_bytes && !budget.exhausted();
+       probe_work = std::min(probe_work, most_work) * 4) {
+    std::uint64_t low = proved;
+    for (bool first = true; low < r.plan.arena_bytes && !budget.exhausted(); first = false) {
+      const std::uint64_t probe = first ? low : low + (r.plan.arena_bytes - low) / g / 2 * g;
+      detail::search_budget part = budget.limited(probe_work);
+      const fit_status status = attempt(probe, part);
+      budget.charge(part);
+      if (status == fit_status::fits) continue;
+      // No plan fits a refuted capacity, nor any below it.
+      if (status == fit_status::does_not_fit) proved = std::max(proved, probe + g);
       low = probe + g;
     }
   }
-  r.proved_optimal = r.plan.arena_bytes <= lower || (refuted && r.plan.arena_bytes <= *refuted + g);
+  r.proved_optimal = r.plan.arena_bytes <= proved;
   return r;
 }
 
