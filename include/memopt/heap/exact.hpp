@@ -414,15 +414,15 @@ class exact_search {
   }
   // Rounds of binary search over multiples of g in [proved, best arena), the
   // first probe of each at `proved` (every capacity below it is refuted).
-  // Each probe gets at most `probe_work` nodes, four times more each round,
+  // Each probe gets at most `probe_work` nodes, twice as many each round,
   // so that one hard probe cannot take the whole budget: a probe that runs
   // out sends the search upwards, unrefuted, and the next round returns to
   // it with more work.
   r.status = fit_status::fits;
   std::uint64_t proved = lower;
-  constexpr std::uint64_t most_work = std::numeric_limits<std::uint64_t>::max() / 4;
+  constexpr std::uint64_t most_work = std::numeric_limits<std::uint64_t>::max() / 2;
   for (std::uint64_t probe_work = 64 * (buffers.size() + 1); proved < r.plan.arena_bytes && !budget.exhausted();
-       probe_work = std::min(probe_work, most_work) * 4) {
+       probe_work = std::min(probe_work, most_work) * 2) {
     std::uint64_t low = proved;
     for (bool first = true; low < r.plan.arena_bytes && !budget.exhausted(); first = false) {
       const std::uint64_t probe = first ? low : low + (r.plan.arena_bytes - low) / g / 2 * g;
