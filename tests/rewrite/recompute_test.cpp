@@ -1,6 +1,8 @@
 // The rewrite family's plan, validator and apply, and the recomputation pass
 // on small graphs worked out by hand against the memory optimizer's rules:
 // exact names, inputs and control edges.
+#include "edges.hpp"
+
 #include <memopt/io/graph_file.hpp>
 #include <memopt/rewrite.hpp>
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+using memopt::testing::inputs_of;
 
 namespace {
 
@@ -36,15 +39,6 @@ rw::recompute_options options_for(const memopt::io::file_graph& g, rw::recompute
   return o;
 }
 
-/// "name:port" of each data input and "^name" of each control input of vertex v of a rewritten graph.
-std::vector<std::string> inputs_of(const rw::rewritten_graph& g, std::size_t v) {
-  std::vector<std::string> in;
-  for (const auto e : boost::make_iterator_range(in_edges(v, g))) {
-    const auto& s = g[source(e, g)].name;
-    in.push_back(g[e].control ? "^" + s : s + ":" + std::to_string(g[e].port));
-  }
-  return in;
-}
 
 std::size_t vertex_named(const rw::rewritten_graph& g, const std::string& name) {
   for (std::size_t v = 0; v < num_vertices(g); ++v) {

@@ -2,6 +2,8 @@
 // pair, names and triggers worked out by hand from completion times; running
 // the pass twice; references never swapped; the heuristic swapping some but
 // not all inputs of a large concatenation on a small device.
+#include "edges.hpp"
+
 #include <memopt/io/graph_file.hpp>
 #include <memopt/rewrite.hpp>
 #include <memopt/simulate.hpp>
@@ -12,6 +14,7 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+using memopt::testing::inputs_of;
 namespace sim = memopt::sim;
 
 namespace {
@@ -20,14 +23,6 @@ memopt::io::file_graph graph_of(const std::string& nodes) {
   return memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "t", "nodes": )" + nodes + "}");
 }
 
-std::vector<std::string> inputs_of(const rw::rewritten_graph& g, std::size_t v) {
-  std::vector<std::string> in;
-  for (const auto e : boost::make_iterator_range(in_edges(v, g))) {
-    const auto& s = g[source(e, g)].name;
-    in.push_back(g[e].control ? "^" + s : s + ":" + std::to_string(g[e].port));
-  }
-  return in;
-}
 
 /// Completion times of the graph's own order with every op taking 1 us.
 template <class G>
