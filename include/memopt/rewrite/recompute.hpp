@@ -93,47 +93,6 @@ inline std::vector<std::size_t> topological_positions(const graph_facts& f) {
   return position;
 }
 
-/// By vertex and port: the tensor's storage is overwritten in place by some op.
-inline std::vector<std::vector<bool>> overwritten_storages(const graph_facts& f) {
-  const auto root = [&](operand t) {
-    for (std::size_t hops = 0; hops <= f.size(); ++hops) {  // aliases do not loop in a valid graph
-      const auto& shares = f.outputs[t.vertex][t.port].shares;
-      if (!shares) break;
-      t = shares->source;
-    }
-    return t;
-  };
-  std::vector<std::vector<bool>> overwritten(f.size());
-  for (std::size_t v = 0; v < f.size(); ++v) overwritten[v].assign(f.outputs[v].size(), false);
-  std::set<std::pair<std::size_t, std::size_t>> written;  // roots of storages written in place
-  for (std::size_t v = 0; v < f.size(); ++v) {
-    for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
-      const auto& shares = f.outputs[v][port].shares;
-      if (!shares || !shares->in_place) continue;
-      const operand r = root(shares->source);
-      written.emplace(r.vertex, r.port);
-    }
-  }
-  if (written.empty()) return overwritten;
-  for (std::size_t v = 0; v < f.size(); ++v) {
-    for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
-      const operand r = root({v, port});
-      overwritten[v][port] = written.contains({r.vertex, r.port});
-    }
-  }
-  return overwritten;
-}
-
-/// Every vertex a node reads, data or control, each once.
-inline std::vector<std::size_t> inputs_of(const graph_facts& f, std::size_t v) {
-  std::vector<std::size_t> in;
-  for (const operand& o : f.operands[v]) in.push_back(o.vertex);
-  in.insert(in.end(), f.control[v].begin(), f.control[v].end());
-  std::ranges::sort(in);
-  in.erase(std::unique(in.begin(), in.end()), in.end());
-  return in;
-}
-
 }  // namespace detail
 
 template <rewrite_naming Naming = seed_naming>

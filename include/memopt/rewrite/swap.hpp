@@ -25,7 +25,6 @@
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
-#include <memopt/rewrite/recompute.hpp>
 #include <memopt/simulate/result.hpp>
 
 #include <algorithm>

@@ -222,7 +222,6 @@ template <simulation_graph G, cost_model Cost, ready_policy Policy, vertex_index
 [[nodiscard]] simulation_result simulate(const G& g, const machine& m, std::span<const std::size_t> placement,
                                          const Cost& cost, Policy policy, const simulation_options& options = {},
                                          Index index = {}) {
-  m.check();
   return run_tasks(make_task_graph(g, m, placement, options.tasks, index), m, cost, std::move(policy),
                    options.memory);
 }
