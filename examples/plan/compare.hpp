@@ -91,12 +91,10 @@ inline std::vector<comparison::cell> compare_family(const io::file_graph& g, con
     bound = exact_schedule(g, search).peak_bytes;
     simulation_config config;
     config.machine.devices[0].memory_bytes = bound / 2;
-    for (const char* mode : {"recompute", "swap", "all"}) {
+    for (const char* mode : {"recompute", "swap", "accumulate", "all"}) {
       if (!selected(algos, mode)) continue;
       const auto [report, ms] = timed([&] {
-        rewrite::rewrite_plan p;
-        if (std::string_view(mode) != "swap") p = recompute_plan(g, facts, "heuristic", "gradients/", {});
-        if (std::string_view(mode) != "recompute") p = swap_plan(g, facts, p, config, search);
+        const auto p = rewrite_passes(g, facts, mode, "heuristic", "gradients/", {}, config, search, 25);
         return rewrite::evaluate(facts, p, search);
       });
       cells.push_back({name, family, mode, report.peak_after, 0, ms / 1000});

@@ -1,32 +1,41 @@
 #pragma once
-// memopt-plan rewrite GRAPH --budget BYTES [--mode recompute|swap|all]
+// memopt-plan rewrite GRAPH --budget BYTES [--mode recompute|swap|accumulate|all]
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]...
-//     [--config CONFIG.json] [--work-limit N] [--output NEW_GRAPH.json] [--no-alias]
+//     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
 // The memory optimizer's rewrites as plans (rewrite/). Recompute targets:
 // nodes under the scope (default "gradients/") and nodes with attrs.phase
 // "backward"; the hint: attrs.recompute_hint (any value but false). Swap:
 // attrs.swap_to_host (input indices) and the heuristic on each device with a
 // capacity (the config's memory_bytes; without a config, one device of
-// --budget bytes); attrs.ref_inputs and ref_outputs are never swapped. all:
-// recompute, then swap on the result. Prints one JSON
+// --budget bytes); attrs.ref_inputs and ref_outputs are never swapped.
+// Accumulate: sums (AddN, AccumulateNV2) on a device whose peak passes 80 %
+// of its capacity. all: recompute, then rounds of accumulation and swapping
+// until one changes nothing (at most --rounds, the seed's 25); every mode
+// ends with the relaxed allocator marks on assignments. Prints one JSON
 // object: graph, mode, budget, peak_before and peak_after (each the best
 // schedule's peak, exact_schedule under the work limit), proved_before,
 // proved_after, fits (peak_after <= budget), extra_flops, extra_flops_percent
 // (of the graph's flops), swapped_bytes, nodes_added and the plan (nodes,
-// redirects, controls). A budget that cannot be met is a result. --output
-// writes the rewritten graph in memopt-graph/1, in the order reaching
-// peak_after: every original node keeps its name, op, attributes and the
-// graph outputs; added nodes carry their sizes, flops and attrs.rewrite (their
-// role) and attrs.copy_of.
+// redirects, controls, changes, relaxed). A budget that cannot be met is a
+// result. --output writes the rewritten graph in memopt-graph/1, in the
+// order reaching peak_after: every original node keeps its name, attributes
+// and the graph outputs (a changed one takes its new op); added nodes carry
+// their sizes, flops and attrs.rewrite (their role) and attrs.copy_of;
+// relaxed nodes attrs.relax_allocator_constraints. GRAPH may be a GraphDef
+// in JSON (tf_like/): its marks are _recompute_hint and _swap_to_host, and
+// --output writes a GraphDef with the seed's names and attributes.
 
 #include "command.hpp"
 #include "simulate.hpp"
+
+#include <tf_like/rewrite.hpp>
 
 #include <memopt/rewrite.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 #include <optional>
 #include <utility>
 #include <iostream>
@@ -94,6 +103,7 @@ inline nlohmann::ordered_json rewritten_graph_json(const io::file_graph& origina
       attrs["alias"] = std::move(alias);
       attrs[in_place ? "inplace" : "view"] = true;
     }
+    if (node.relaxed_allocation) attrs["relax_allocator_constraints"] = true;
     if (node.added != rewrite::no_vertex) {
       const auto& added = plan.nodes[node.added];
       attrs["rewrite"] = rewrite::to_string(added.role);
@@ -128,6 +138,17 @@ inline nlohmann::ordered_json plan_json(const rewrite::graph_facts& f, const rew
   }
   auto& controls = out["controls"] = nlohmann::ordered_json::array();
   for (const auto& c : plan.controls) controls.push_back({{"from", name_of(c.from)}, {"to", name_of(c.to)}});
+  auto& changes = out["changes"] = nlohmann::ordered_json::array();
+  for (const auto& c : plan.changes) {
+    nlohmann::ordered_json j{{"node", f.name[c.vertex]}, {"op", c.op}};
+    auto& inputs = j["inputs"] = nlohmann::ordered_json::array();
+    for (const auto& t : c.inputs) inputs.push_back(tensor(t));
+    auto& control = j["control"] = nlohmann::ordered_json::array();
+    for (const auto& r : c.control) control.push_back(name_of(r));
+    changes.push_back(std::move(j));
+  }
+  auto& relaxed = out["relaxed"] = nlohmann::ordered_json::array();
+  for (const auto& r : plan.relaxed_allocation) relaxed.push_back(name_of(r));
   return out;
 }
 
@@ -173,27 +194,75 @@ inline rewrite::rewrite_plan recompute_plan(const io::file_graph& g, const rewri
   return rewrite::recompute(facts, options);
 }
 
-/// The seed's swapping on the graph `before` makes of g: the manual requests
-/// (attrs.swap_to_host) and, on each device with a capacity, the heuristic's,
-/// with completion times and memory from a simulation that runs the best
-/// schedule's order (the order the peaks are reported for).
-inline rewrite::rewrite_plan swap_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
-                                       const rewrite::rewrite_plan& before, const simulation_config& config,
-                                       const exact_options& search) {
-  const std::size_t n = facts.size();
-  const rewrite::rewritten_graph h = rewrite::apply(facts, before);
-  const rewrite::graph_facts now = rewrite::read_facts(h);
+/// The graph `before` makes of g, simulated in the best schedule's order (the
+/// order the peaks are reported for) on the config's machine; copies run where
+/// their originals do.
+struct simulated_rewrite {
+  rewrite::rewritten_graph graph;
+  rewrite::graph_facts facts;
+  sim::simulation_result run;
+};
+
+inline simulated_rewrite simulate_rewritten(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                            const rewrite::rewrite_plan& before, const simulation_config& config,
+                                            const exact_options& search) {
+  simulated_rewrite s{.graph = rewrite::apply(facts, before)};
+  const rewrite::rewritten_graph& h = s.graph;
+  s.facts = rewrite::read_facts(h);
   const auto best = exact_schedule(h, search);
   std::vector<double> rank(num_vertices(h));
   for (std::size_t k = 0; k < best.order.size(); ++k) rank[best.order[k]] = static_cast<double>(k);
   const auto by_rank = [&rank](const sim::task& t, double) { return rank[t.vertex]; };
   const auto original_placement = simulation_placement(g, config, "");
-  std::vector<std::size_t> placement(num_vertices(h), 0);
-  for (std::size_t v = 0; v < placement.size(); ++v) {
-    const auto& copy_of = h[v].added == rewrite::no_vertex ? std::optional<std::size_t>(v) : before.nodes[h[v].added].copy_of;
-    if (copy_of) placement[v] = original_placement[*copy_of];
+  // An added node runs where the original it copies runs, else where the
+  // originals of its device run, else with its first input.
+  std::map<std::string, std::size_t> by_device;
+  for (std::size_t v = facts.size(); v-- > 0;) {
+    if (!facts.device[v].empty()) by_device[facts.device[v]] = original_placement[v];
   }
-  const auto run = sim::simulate(h, config.machine, placement, config.cost, sim::priority(by_rank));
+  const auto position = rewrite::detail::topological_positions(s.facts);
+  std::vector<std::size_t> order(position.size());
+  for (std::size_t v = 0; v < position.size(); ++v) order[position[v]] = v;
+  std::vector<std::size_t> placement(num_vertices(h), 0);
+  for (const std::size_t v : order) {
+    const auto& node = h[v];
+    const auto copy_of = node.added == rewrite::no_vertex ? std::optional<std::size_t>(v) : before.nodes[node.added].copy_of;
+    if (copy_of) {
+      placement[v] = original_placement[*copy_of];
+    } else if (const auto it = by_device.find(node.device); it != by_device.end()) {
+      placement[v] = it->second;
+    } else if (const auto in = rewrite::detail::inputs_of(s.facts, v); !in.empty()) {
+      placement[v] = placement[in.front()];
+    }
+  }
+  s.run = sim::simulate(h, config.machine, placement, config.cost, sim::priority(by_rank));
+  return s;
+}
+
+/// The seed's accumulation on the graph `before` makes of g: the sums its
+/// rule picks on each device with a capacity (original vertices: a plan
+/// changes no node an earlier pass added).
+inline rewrite::rewrite_plan accumulate_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                             const rewrite::rewrite_plan& before, const simulation_config& config,
+                                             const exact_options& search) {
+  const auto s = simulate_rewritten(g, facts, before, config, search);
+  std::vector<std::size_t> sums;
+  for (std::size_t d = 0; d < config.machine.devices.size(); ++d) {
+    for (const std::size_t v : rewrite::choose_accumulations(s.facts, s.run, d, config.machine.devices[d].memory_bytes)) {
+      if (v < facts.size()) sums.push_back(v);
+    }
+  }
+  return rewrite::then(before, rewrite::accumulate(s.facts, sums), facts.size());
+}
+
+/// The seed's swapping on the graph `before` makes of g: the manual requests
+/// (attrs.swap_to_host) and, on each device with a capacity, the heuristic's,
+/// with completion times and memory from the simulation.
+inline rewrite::rewrite_plan swap_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                       const rewrite::rewrite_plan& before, const simulation_config& config,
+                                       const exact_options& search) {
+  const std::size_t n = facts.size();
+  const auto s = simulate_rewritten(g, facts, before, config, search);
   rewrite::swap_options options;
   options.is_reference_input = [&](std::size_t v, std::size_t k) {
     return v < n && std::ranges::count(index_attr(g, v, "ref_inputs"), k) > 0;
@@ -205,15 +274,63 @@ inline rewrite::rewrite_plan swap_plan(const io::file_graph& g, const rewrite::g
   for (std::size_t d = 0; d < config.machine.devices.size(); ++d) {
     const std::uint64_t capacity = config.machine.devices[d].memory_bytes;
     if (capacity == 0) continue;
-    const auto chosen = rewrite::choose_swaps(now, run, d, capacity, options);
+    const auto chosen = rewrite::choose_swaps(s.facts, s.run, d, capacity, options);
     requests.insert(requests.end(), chosen.begin(), chosen.end());
   }
   for (std::size_t v = 0; v < n; ++v) {
     const auto inputs = index_attr(g, v, "swap_to_host");
     if (!inputs.empty()) requests.push_back({v, inputs});
   }
-  const auto swaps = rewrite::swap(now, requests, rewrite::completion_times(run, num_vertices(h)), options);
+  const auto swaps = rewrite::swap(s.facts, requests, rewrite::completion_times(s.run, num_vertices(s.graph)), options);
   return rewrite::then(before, swaps, n);
+}
+
+/// The passes of `mode` as the seed runs them: recomputation once; then
+/// rounds of accumulation and swapping until a round changes nothing (at most
+/// `rounds`); then the relaxed allocator marks on the result.
+inline rewrite::rewrite_plan rewrite_passes(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                            const std::string& mode, const std::string& recompute_mode,
+                                            const std::string& scope, const std::vector<std::size_t>& feed,
+                                            const simulation_config& config, const exact_options& search,
+                                            std::size_t rounds) {
+  const bool all = mode == "all";
+  rewrite::rewrite_plan p;
+  if (all || mode == "recompute") p = recompute_plan(g, facts, recompute_mode, scope, feed);
+  for (std::size_t round = 0; round < rounds && !interrupted; ++round) {
+    const std::size_t size_before = p.nodes.size();
+    if (all || mode == "accumulate") p = accumulate_plan(g, facts, p, config, search);
+    if (all || mode == "swap") p = swap_plan(g, facts, p, config, search);
+    if (p.nodes.size() == size_before) break;
+  }
+  const auto result = rewrite::read_facts(rewrite::apply(facts, p));
+  return rewrite::then(p, rewrite::relax_allocator_constraints(result), facts.size());
+}
+
+/// GRAPH as memopt-graph/1, and the GraphDef document when it is one (JSON
+/// without "format"; tf_like/rewrite.hpp maps its marks).
+inline std::pair<io::file_graph, std::optional<nlohmann::json>> load_rewrite_graph(const graph_argument& arg) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(io::detail::read_file(arg.path));
+  } catch (const nlohmann::json::exception&) {
+    return {load_graph(arg), std::nullopt};  // says what is wrong with it
+  } catch (const error& e) {
+    throw cli_error(arg.path + ": " + e.what());
+  }
+  if (!doc.is_object() || doc.contains("format")) return {load_graph(arg), std::nullopt};
+  try {
+    auto graph_def = tf_like::read_graph_def(doc);
+    graph_def[boost::graph_bundle] = doc.value("name", std::string("graphdef"));
+    auto g = tf_like::to_file_graph(graph_def, doc);
+    if (arg.no_alias) {
+      for (const auto v : boost::make_iterator_range(vertices(g))) {
+        for (auto& out : g[v].outputs) out.shares.reset();
+      }
+    }
+    return {std::move(g), std::move(doc)};
+  } catch (const error& e) {
+    throw cli_error(arg.path + ": " + e.what());
+  }
 }
 
 inline command add_rewrite_command(CLI::App& app) {
@@ -227,23 +344,28 @@ inline command add_rewrite_command(CLI::App& app) {
     std::string config;
     std::uint64_t work_limit = 200'000;
     std::string output;
+    std::size_t rounds = 25;
   };
   auto opts = std::make_shared<options>();
-  auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recompute, swap), as JSON");
+  auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recompute, swap, accumulate), as JSON");
   add_graph_argument(cmd, opts->graph);
   cmd->add_option("--budget", opts->budget, "the device's memory in bytes (swap aims under it; fits says whether peak_after is)")
       ->required();
-  cmd->add_option("--mode", opts->mode, "recompute, swap or all (both, recompute first)")
-      ->check(CLI::IsMember({"recompute", "swap", "all"}));
+  cmd->add_option("--mode", opts->mode, "recompute, swap, accumulate or all (recompute, then accumulate and swap)")
+      ->check(CLI::IsMember({"recompute", "swap", "accumulate", "all"}));
   cmd->add_option("--recompute", opts->recompute, "manual (hinted nodes) or heuristic (cheap op types too)")
       ->check(CLI::IsMember({"manual", "heuristic"}));
   cmd->add_option("--scope", opts->scope, "name scope of the targets (default gradients/)");
   cmd->add_option("--feed", opts->feed, "a fed node (never recomputed); repeat for more");
   cmd->add_option("--config", opts->config, "devices, links, cost model, placement (memopt-plan simulate's config)");
   cmd->add_option("--work-limit", opts->work_limit, "states the schedule search may expand for each peak");
+  cmd->add_option("--rounds", opts->rounds, "at most this many rounds of accumulation and swapping (the seed: 25)")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--output", opts->output, "write the rewritten graph (memopt-graph/1)");
   return {cmd, [opts] {
-            const auto g = load_graph(opts->graph);
+            const auto loaded = load_rewrite_graph(opts->graph);
+            const io::file_graph& g = loaded.first;
+            const std::optional<nlohmann::json>& graph_def = loaded.second;
             const auto facts = naming_nodes(g, opts->graph.path, [&] { return rewrite::read_facts(g); });
             std::vector<std::size_t> feed;
             for (const auto& name : opts->feed) {
@@ -256,9 +378,7 @@ inline command add_rewrite_command(CLI::App& app) {
             const exact_options search{.time_limit_seconds = std::nullopt, .work_limit = opts->work_limit,
                                        .stop = &interrupted};
             const auto [plan, report] = naming_nodes(g, opts->graph.path, [&] {
-              rewrite::rewrite_plan p;
-              if (opts->mode != "swap") p = recompute_plan(g, facts, opts->recompute, opts->scope, feed);
-              if (opts->mode != "recompute") p = swap_plan(g, facts, p, config, search);
+              auto p = rewrite_passes(g, facts, opts->mode, opts->recompute, opts->scope, feed, config, search, opts->rounds);
               auto r = rewrite::evaluate(facts, p, search);
               return std::pair(std::move(p), std::move(r));
             });
@@ -283,7 +403,11 @@ inline command add_rewrite_command(CLI::App& app) {
             if (!opts->output.empty()) {
               std::ofstream file(opts->output);
               if (!file) throw cli_error("cannot write the rewritten graph to " + opts->output);
-              file << rewritten_graph_json(g, report.graph, plan, report.order_after).dump(1) << '\n';
+              if (graph_def) {
+                file << tf_like::rewritten_graph_def(*graph_def, facts, plan).dump(1) << '\n';
+              } else {
+                file << rewritten_graph_json(g, report.graph, plan, report.order_after).dump(1) << '\n';
+              }
             }
             std::cout << out.dump() << '\n';
           }};

@@ -12,6 +12,9 @@
 //   assigned_device   a device fixed before placement
 //   ref_inputs, resource_inputs    data input indices reading a reference/resource
 //   ref_outputs, resource_outputs  output ports that are references/resources
+//   _output_shapes    the outputs' shapes (TF's add_shapes); with the type in
+//                     T, dtype or out_type they give the outputs' sizes (0
+//                     where a dimension, the rank or the type is unknown)
 // A GraphDef node has as many outputs as its highest port read plus one (at
 // least one). Every defect, a cycle included, is a memopt::io::format_error naming
 // the node.
@@ -33,6 +36,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -157,6 +161,53 @@ inline void read_attrs(node& n, const nlohmann::json& attrs) {
   }
 }
 
+/// Bytes of one element of a TF type ({"type": "DT_FLOAT"} or "DT_FLOAT"), 0 if unknown.
+inline std::uint64_t element_bytes(const nlohmann::json& type) {
+  const nlohmann::json& value = type.is_object() && type.contains("type") ? type["type"] : type;
+  if (!value.is_string()) return 0;
+  static const std::unordered_map<std::string, std::uint64_t> sizes = {
+      {"DT_FLOAT", 4}, {"DT_DOUBLE", 8}, {"DT_HALF", 2},  {"DT_BFLOAT16", 2}, {"DT_INT8", 1},
+      {"DT_UINT8", 1}, {"DT_INT16", 2},  {"DT_UINT16", 2}, {"DT_INT32", 4},   {"DT_UINT32", 4},
+      {"DT_INT64", 8}, {"DT_UINT64", 8}, {"DT_BOOL", 1},  {"DT_COMPLEX64", 8}, {"DT_COMPLEX128", 16}};
+  const auto it = sizes.find(value.get<std::string>());
+  return it == sizes.end() ? 0 : it->second;
+}
+
+/// Elements of a TF shape ({"dim": [{"size": "128"}, ...]}), 0 if not fully known.
+inline std::uint64_t elements(const nlohmann::json& shape) {
+  if (!shape.is_object() || shape.value("unknown_rank", false) || shape.value("unknownRank", false)) return 0;
+  std::uint64_t count = 1;
+  for (const auto& dim : shape.value("dim", nlohmann::json::array())) {
+    const auto size = dim.is_object() ? dim.value("size", nlohmann::json(0)) : nlohmann::json(0);
+    std::int64_t value = 0;
+    if (size.is_number_integer()) {
+      value = size.get<std::int64_t>();
+    } else if (size.is_string()) {
+      const std::string& text = size.get_ref<const std::string&>();
+      const auto [stop, code] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (code != std::errc{} || stop != text.data() + text.size()) return 0;
+    }
+    if (value < 0) return 0;
+    count *= static_cast<std::uint64_t>(value);
+  }
+  return count;
+}
+
+/// The outputs' sizes from _output_shapes (see the header comment).
+inline void read_output_sizes(node& n, const nlohmann::json& attrs) {
+  if (!attrs.is_object()) return;
+  const auto shapes = attrs.find("_output_shapes");
+  if (shapes == attrs.end() || !shapes->is_object()) return;
+  const nlohmann::json list = shapes->contains("list") ? (*shapes)["list"].value("shape", nlohmann::json::array())
+                                                       : nlohmann::json::array();
+  std::uint64_t element = 0;
+  for (const char* key : {"T", "dtype", "out_type"}) {
+    if (const auto it = attrs.find(key); element == 0 && it != attrs.end()) element = element_bytes(*it);
+  }
+  if (n.outputs.size() < list.size()) n.outputs.resize(list.size());
+  for (std::size_t port = 0; port < list.size(); ++port) n.outputs[port].bytes = elements(list[port]) * element;
+}
+
 inline std::vector<std::size_t> reference_inputs(const nlohmann::json& attrs, const std::string& name) {
   auto inputs = index_list(attrs, "ref_inputs", name);
   for (const auto k : index_list(attrs, "resource_inputs", name)) inputs.push_back(k);
@@ -269,6 +320,7 @@ inline void require_acyclic_named(const graph& g) {
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (g[i].outputs.empty()) g[i].outputs.resize(1);
+    detail::read_output_sizes(g[i], nodes[i].value("attr", nlohmann::json::object()));
     for (const auto port : g[i].reference_outputs) {
       if (port >= g[i].outputs.size()) g[i].outputs.resize(port + 1);
     }

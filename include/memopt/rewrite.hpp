@@ -4,6 +4,7 @@
 // graph without touching the old, evaluate measures it with the schedule
 // family.
 
+#include <memopt/rewrite/accumulate.hpp>
 #include <memopt/rewrite/apply.hpp>
 #include <memopt/rewrite/check.hpp>
 #include <memopt/rewrite/evaluate.hpp>
@@ -11,4 +12,5 @@
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
 #include <memopt/rewrite/recompute.hpp>
+#include <memopt/rewrite/relax.hpp>
 #include <memopt/rewrite/swap.hpp>

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <iterator>
 #include <string>
 
@@ -202,6 +203,35 @@ TEST_CASE("rewrite --mode swap: a manual swap written out, and the heuristic at 
   CHECK(swapped["extra_flops"] == 0);
 }
 
+TEST_CASE("rewrite --mode accumulate: the seed's AddN rewrite written out, and its assignment relaxed") {
+  const auto graph = write_temp("addn.json", R"({"format": "memopt-graph/1", "name": "addn", "nodes": [
+    {"name": "a", "op": "RandomNormal", "outputs": [100], "device": "/cpu:0"},
+    {"name": "b", "op": "RandomNormal", "outputs": [100], "device": "/cpu:0"},
+    {"name": "c", "op": "RandomNormal", "outputs": [100], "device": "/cpu:0"},
+    {"name": "d", "op": "AddN", "outputs": [100], "inputs": ["a:0", "b:0", "c:0"], "device": "/cpu:0"},
+    {"name": "e", "op": "Square", "outputs": [100], "inputs": ["d:0"], "device": "/cpu:0"}], "outputs": ["e:0"]})");
+  const auto rewritten = temp_path("accumulated.json");
+  // 400 B at the peak: over 80 % of 450.
+  const auto j = nlohmann::json::parse(plan("rewrite " + graph.string() + " --budget 450 --mode accumulate --output " +
+                                            rewritten.string()).out);
+  CHECK(j["peak_before"] == 400);
+  CHECK(j["peak_after"] == 300);
+  CHECK(j["nodes_added"] == 6);
+  CHECK(j["plan"]["changes"] == nlohmann::json::parse(R"([{"node": "d", "op": "DestroyTemporaryVariable",
+      "inputs": ["d/tmp_var_initializer:0"], "control": ["d/tmp_var_accum_0", "d/tmp_var_accum_1", "d/tmp_var_accum_2"]}])"));
+  CHECK(j["plan"]["relaxed"] == nlohmann::json::array({"d/tmp_var_initializer"}));
+  const auto out = nlohmann::json::parse(std::ifstream(rewritten));
+  const auto d = std::ranges::find_if(out["nodes"], [](const auto& n) { return n["name"] == "d"; });
+  CHECK((*d)["op"] == "DestroyTemporaryVariable");
+  CHECK((*d)["attrs"]["view"] == true);
+  CHECK(out["outputs"] == nlohmann::json::array({"e:0"}));
+  CHECK(nlohmann::json::parse(plan("peak " + rewritten.string()).out)["peak_bytes"] == 300);
+  // 400 B fit in 500 with room: nothing to do but the marks.
+  const auto roomy = nlohmann::json::parse(plan("rewrite " + graph.string() + " --budget 500 --mode accumulate").out);
+  CHECK(roomy["nodes_added"] == 0);
+  CHECK(roomy["peak_after"] == 400);
+}
+
 TEST_CASE("compare --families simulate,rewrite: ready policies and rewrite modes side by side") {
   const std::string graph = data_dir + "/rewrite/bn_relu_train.json";
   const auto r = plan("compare " + graph + " --families simulate,rewrite --format json");
@@ -213,7 +243,7 @@ TEST_CASE("compare --families simulate,rewrite: ready policies and rewrite modes
     if (c["family"] == "simulate") CHECK(c["value"] >= c["lower_bound"]);
   }
   CHECK(simulate == std::vector<std::string>{"composite", "fifo", "lifo", "first-ready", "program"});
-  CHECK(rewrite == std::vector<std::string>{"recompute", "swap", "all"});
+  CHECK(rewrite == std::vector<std::string>{"recompute", "swap", "accumulate", "all"});
   const auto program = nlohmann::json::parse(plan("simulate " + graph + " --policy program").out);
   const auto cell = std::ranges::find_if(j["cells"], [](const auto& c) { return c["algorithm"] == "program" && c["family"] == "simulate"; });
   CHECK((*cell)["value"] == program["devices"][0]["peak_bytes"]);

@@ -1,6 +1,9 @@
 // tf_like/: where TensorFlow shares a buffer, the GraphDef adapter declares a
 // storage: reference outputs written in place, forwarding ops as views.
 #include <tf_like/graph_def.hpp>
+#include <tf_like/rewrite.hpp>
+
+#include <memopt/rewrite.hpp>
 
 #include <memopt/simulate.hpp>
 #include <tf_like/placer_config.hpp>
@@ -70,4 +73,105 @@ TEST_CASE("a GraphDef simulated with the seed's semantics: Merge, persistent op 
                                           "Recv_sw_1_on_" + gpu, "f", "t", "m", "m"});
   CHECK(r.graph.transfers == 2);
   CHECK(r.graph.buffers[r.graph.first_buffer[0]].persistent);  // Const: the seed's persistent op type
+}
+
+namespace {
+
+/// A GraphDef node's input list.
+std::vector<std::string> inputs_named(const nlohmann::json& graph_def, const std::string& name) {
+  for (const auto& node : graph_def["node"]) {
+    if (node["name"] == name) return node.value("input", std::vector<std::string>{});
+  }
+  FAIL("no node " << name);
+  return {};
+}
+
+const nlohmann::json& node_named(const nlohmann::json& graph_def, const std::string& name) {
+  for (const auto& node : graph_def["node"]) {
+    if (node["name"] == name) return node;
+  }
+  throw std::runtime_error("no node " + name);
+}
+
+}  // namespace
+
+TEST_CASE("GraphDef rewrites: sizes from _output_shapes, the seed's names, inputs and attributes written back") {
+  namespace rw = memopt::rewrite;
+  const auto shape = R"({"_output_shapes": {"list": {"shape": [{"dim": [{"size": "5"}, {"size": "5"}]}]}}, "T": {"type": "DT_FLOAT"}})";
+  const auto attrs = [&](const std::string& more) {
+    auto a = nlohmann::json::parse(shape);
+    if (!more.empty()) a.update(nlohmann::json::parse(more));
+    return a;
+  };
+  nlohmann::json doc = nlohmann::json::parse(R"({"node": [
+      {"name": "x", "op": "Placeholder"}, {"name": "a", "op": "Relu", "input": ["x"]},
+      {"name": "b", "op": "Relu", "input": ["x"]}, {"name": "c", "op": "Relu", "input": ["x"]},
+      {"name": "d", "op": "AddN", "input": ["a", "b:0", "c", "^x"]},
+      {"name": "gradients/g", "op": "Mul", "input": ["d", "a"]}]})");
+  for (auto& node : doc["node"]) node["attr"] = attrs("");
+  doc["node"][1]["attr"]["_recompute_hint"] = {{"i", "0"}};
+  doc["node"][5]["attr"]["_swap_to_host"] = {{"list", {{"i", {"1"}}}}};
+  const auto g = tf_like::read_graph_def(doc);
+  CHECK(g[0].outputs[0].bytes == 100);  // 5 x 5 floats
+  const auto file = tf_like::to_file_graph(g, doc);
+  CHECK(file[1].attrs["recompute_hint"] == true);
+  CHECK(file[5].attrs["swap_to_host"] == nlohmann::json::array({1}));
+  const auto facts = rw::read_facts(file);
+
+  rw::recompute_options manual;
+  manual.mode = rw::recompute_mode::manual;
+  manual.has_hint = [&](std::size_t v) { return file[v].attrs.contains("recompute_hint"); };
+  const auto recomputed = rw::recompute(facts, manual);
+  const auto accumulated = rw::accumulate(facts, {4});
+  const auto plan = rw::then(recomputed, accumulated, facts.size());
+  REQUIRE(rw::check_plan(facts, plan).empty());
+  const auto out = tf_like::rewritten_graph_def(doc, facts, plan);
+  // The seed's recomputation: the hinted Relu copied for the gradient, with its trigger.
+  CHECK(inputs_named(out, "Recomputed/a") == std::vector<std::string>{"x", "^RecomputeTrigger/a"});
+  CHECK(node_named(out, "Recomputed/a")["attr"]["_recompute_hint"] == nlohmann::json{{"i", "0"}});
+  CHECK(inputs_named(out, "gradients/g") == std::vector<std::string>{"d", "Recomputed/a"});
+  // The seed's accumulation, TF's input syntax; the read keeps only T and var_name.
+  CHECK(node_named(out, "d")["op"] == "DestroyTemporaryVariable");
+  CHECK(inputs_named(out, "d") == std::vector<std::string>{"d/tmp_var_initializer", "^d/tmp_var_accum_0",
+                                                           "^d/tmp_var_accum_1", "^d/tmp_var_accum_2"});
+  CHECK(node_named(out, "d")["attr"] == nlohmann::json::parse(R"({"T": {"type": "DT_FLOAT"}, "var_name": {"s": "d/tmp_var"}})"));
+  // The control input ^x finishes first in the walk back from d: it runs before the buffer.
+  CHECK(inputs_named(out, "d/tmp_var") == std::vector<std::string>{"^x", "^c"});
+  CHECK(inputs_named(out, "d/tmp_var_accum_1") == std::vector<std::string>{"d/tmp_var_initializer", "b"});
+  CHECK(node_named(out, "d/tmp_var")["attr"]["shape"] == nlohmann::json::parse(R"({"shape": {"dim": [{"size": "5"}, {"size": "5"}]}})"));
+  CHECK(node_named(out, "d/tmp_var_initializer")["attr"]["validate_shape"] == nlohmann::json{{"b", false}});
+  CHECK(node_named(out, "d/tmp_var_accum_0")["attr"]["use_locking"] == nlohmann::json{{"b", true}});
+  // Read back, the sizes come back from _output_shapes.
+  const auto again = tf_like::read_graph_def(out);
+  CHECK(again[num_vertices(again) - 1].outputs[0].bytes == 100);
+
+  // A manual swap of gradients/g's input 1: the pair and the node share the seed's class.
+  std::vector<double> done(facts.size());
+  for (std::size_t v = 0; v < done.size(); ++v) done[v] = static_cast<double>(v + 1);
+  const auto swapped = rw::swap(facts, {{5, {1}}}, done);
+  REQUIRE(swapped.nodes.size() == 2);
+  const auto with_swap = tf_like::rewritten_graph_def(doc, facts, swapped);
+  const auto group = nlohmann::json::array({"loc@gradients/g_1"});
+  CHECK(node_named(with_swap, "swap_out_gradients/g_1")["attr"]["_class"]["list"]["s"] == group);
+  CHECK(node_named(with_swap, "swap_in_gradients/g_1")["attr"]["_class"]["list"]["s"] == group);
+  CHECK(node_named(with_swap, "gradients/g")["attr"]["_class"]["list"]["s"] == group);
+  CHECK(inputs_named(with_swap, "gradients/g") == std::vector<std::string>{"d", "swap_in_gradients/g_1"});
+  CHECK(node_named(with_swap, "swap_out_gradients/g_1")["op"] == "_CopyFromGpuToHost");
+}
+
+TEST_CASE("GraphDef rewrites: an assignment relaxed as the seed marks it") {
+  namespace rw = memopt::rewrite;
+  const auto doc = nlohmann::json::parse(R"({"node": [
+      {"name": "constant", "op": "Const", "device": "/cpu:0"},
+      {"name": "variable", "op": "VariableV2", "device": "/cpu:0", "attr": {"ref_outputs": [0]}},
+      {"name": "assign", "op": "Assign", "input": ["variable", "constant"], "device": "/cpu:0",
+       "attr": {"ref_inputs": [0], "ref_outputs": [0]}},
+      {"name": "exp", "op": "Exp", "input": ["assign"], "device": "/cpu:1"}]})");
+  const auto g = tf_like::read_graph_def(doc);
+  const auto file = tf_like::to_file_graph(g, doc);
+  CHECK(file[2].attrs["ref_inputs"] == nlohmann::json::array({0}));
+  const auto facts = rw::read_facts(file);
+  const auto out = tf_like::rewritten_graph_def(doc, facts, rw::relax_allocator_constraints(facts));
+  CHECK(node_named(out, "assign")["attr"]["_grappler_relax_allocator_constraints"] == nlohmann::json{{"b", true}});
+  CHECK_FALSE(node_named(out, "exp").contains("attr"));
 }

@@ -5,6 +5,7 @@
 // the rewritten graph's schedule; the validator refuses broken plans.
 #include "../support/random_dag.hpp"
 
+#include <memopt/io/graph_file.hpp>
 #include <memopt/rewrite.hpp>
 #include <memopt/simulate.hpp>
 
@@ -100,4 +101,108 @@ TEST_CASE("property: swap plans (manual and heuristic, alone and after recompute
     }
   }
   CHECK(swapped > 100);
+}
+
+TEST_CASE("property: accumulation plans, alone and after recompute, are valid and evaluate exactly") {
+  std::mt19937_64 rng(20261125);
+  std::size_t accumulated = 0;
+  const memopt::exact_options search{.time_limit_seconds = std::nullopt, .work_limit = 2000};
+  for (int trial = 0; trial < 1000; ++trial) {
+    INFO("trial " << trial);
+    // Few sizes, so that many sums have inputs of their output's size.
+    const auto spec = mt::random_dag(rng, {.min_nodes = 2, .max_nodes = 25, .max_bytes = 2,
+                                           .alias_probability = trial % 2 ? 0.3 : 0.0});
+    const mt::built<mt::vec_graph> b(spec);
+    const std::size_t n = spec.nodes.size();
+    const auto facts = rw::read_facts(b.g);
+    rw::rewrite_plan first;
+    if (trial % 3 == 0) {
+      rw::recompute_options options;
+      options.target_scope.clear();
+      options.is_target = [n](std::size_t v) { return v >= n / 2; };
+      options.cheap_ops = {""};
+      first = rw::recompute(facts, options);
+    }
+    const auto now = rw::read_facts(rw::apply(facts, first));
+    std::vector<std::size_t> sums;
+    for (std::size_t v = 0; v < n; ++v) {  // a plan changes original vertices only
+      if (std::bernoulli_distribution(0.7)(rng)) sums.push_back(v);
+    }
+    const auto sums_plan = rw::accumulate(now, sums);
+    REQUIRE(rw::check_plan(now, sums_plan).empty());
+    accumulated += sums_plan.changes.size();
+    const auto plan = rw::then(first, sums_plan, n);
+    const auto faults = rw::check_plan(facts, plan);
+    INFO((faults.empty() ? std::string() : faults.front()));
+    REQUIRE(faults.empty());
+    const auto report = rw::evaluate(facts, plan, search);
+    CHECK(memopt::is_topological_order(report.graph, report.order_after));
+    CHECK(memopt::liveness(report.graph, report.order_after).peak_bytes == report.peak_after);
+    for (std::size_t v = 0; v < n; ++v) {
+      CHECK(report.graph[v].name == facts.name[v]);
+      for (std::size_t port = 0; port < spec.nodes[v].outputs.size(); ++port) {
+        CHECK(report.graph[v].outputs[port].live_out == b.g[v].outputs[port].live_out);
+        CHECK(report.graph[v].outputs[port].bytes == b.g[v].outputs[port].bytes);
+      }
+    }
+  }
+  CHECK(accumulated > 300);
+  // then() refuses a change of a node the first plan added.
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "t", "nodes": [
+    {"name": "a", "op": "x", "outputs": [1]}, {"name": "s", "op": "AddN", "outputs": [1], "inputs": ["a:0", "a:0", "a:0"]},
+    {"name": "gradients/t", "op": "x", "outputs": [1], "inputs": ["s:0"]}]})");
+  const auto facts = rw::read_facts(g);
+  rw::recompute_options everything;
+  everything.cheap_ops = {"AddN"};
+  const auto copies = rw::recompute(facts, everything);
+  REQUIRE(copies.nodes.size() == 2);  // Recomputed/s and its trigger
+  const auto now = rw::read_facts(rw::apply(facts, copies));
+  const auto copy = static_cast<std::size_t>(std::ranges::find(now.name, "Recomputed/s") - now.name.begin());
+  REQUIRE(rw::accumulate(now, {copy}).changes.size() == 1);
+  CHECK_THROWS_AS((void)rw::then(copies, rw::accumulate(now, {copy}), 3), rw::bad_plan_error);
+}
+
+TEST_CASE("property: relaxed allocator marks are the seed's fan-out walk") {
+  std::mt19937_64 rng(20261126);
+  const std::vector<std::string> ops{"Assign", "AssignVariableOp", "Exp", "_Send", "_HostSend"};
+  const std::vector<std::string> devices{"/cpu:0", "/cpu:1", "/gpu:0", "/gpu:1", "/job:w/task:1/cpu:0", ""};
+  std::size_t marked = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    INFO("trial " << trial);
+    const auto spec = mt::random_dag(rng, {.min_nodes = 1, .max_nodes = 20});
+    const mt::built<mt::vec_graph> b(spec);
+    auto facts = rw::read_facts(b.g);
+    const bool one_device = trial % 4 == 0;
+    for (std::size_t v = 0; v < facts.size(); ++v) {
+      facts.op[v] = ops[std::uniform_int_distribution<std::size_t>(0, trial % 5 == 0 ? 2 : 4)(rng)];
+      facts.device[v] = one_device ? "/gpu:0" : devices[std::uniform_int_distribution<std::size_t>(0, 5)(rng)];
+    }
+    const auto crosses = [&](std::size_t a, std::size_t w) {
+      const auto cpu = [](const std::string& d) { return d.find("cpu") != std::string::npos; };
+      const auto task = [](const std::string& d) { return d.find("task:1") != std::string::npos; };
+      return cpu(facts.device[a]) != cpu(facts.device[w]) || task(facts.device[a]) != task(facts.device[w]);
+    };
+    std::vector<rw::node_ref> expected;
+    for (std::size_t a = 0; a < facts.size(); ++a) {
+      if (facts.op[a] != "Assign" && facts.op[a] != "AssignVariableOp") continue;
+      bool relax = true;
+      std::vector<std::size_t> stack{a};
+      std::vector<bool> seen(facts.size(), false);
+      while (!stack.empty()) {
+        const std::size_t v = stack.back();
+        stack.pop_back();
+        for (const std::size_t w : facts.consumers[v]) {
+          if (seen[w]) continue;
+          seen[w] = true;
+          if (facts.op[w] == "_Send" || facts.op[w] == "_HostSend" || crosses(a, w)) relax = false;
+          stack.push_back(w);
+        }
+      }
+      if (relax) expected.push_back(rw::original(a));
+    }
+    const auto plan = rw::relax_allocator_constraints(facts);
+    CHECK(plan.relaxed_allocation == expected);
+    marked += expected.size();
+  }
+  CHECK(marked > 1000);
 }

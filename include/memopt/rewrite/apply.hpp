@@ -3,7 +3,9 @@
 // never touched. Vertex i < n is original vertex i (same name, op, outputs,
 // graph outputs), then the plan's nodes in order. A redirected input reads
 // its new source, and an output aliasing a redirected input aliases the new
-// source (a view of a recomputed tensor is a view of the copy). A node on the
+// source (a view of a recomputed tensor is a view of the copy); a changed
+// vertex runs its new op on its new inputs, its outputs keeping their sizes
+// and graph outputs but aliasing as the change says. A node on the
 // host (a swap-out) keeps its bytes in host_bytes and takes none on the
 // device. Takes the graph as read_facts(g, index) reads it. Throws
 // bad_plan_error with check_plan's faults. O(V + E + plan).
@@ -33,14 +35,30 @@ namespace memopt::rewrite {
   // Data inputs of each vertex, operand order, as (vertex, port) of the new graph.
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> inputs(n + p.nodes.size());
   std::vector<std::vector<std::size_t>> control(n + p.nodes.size());
+  for (const node_change& c : p.changes) {
+    rewritten_node& node = g[c.vertex];
+    node.op = c.op;
+    node.flops = c.flops;
+    node.changed = true;
+    for (const tensor_ref& t : c.inputs) inputs[c.vertex].emplace_back(id(t.node), t.port);
+    for (const node_ref& r : c.control) control[c.vertex].push_back(id(r));
+    for (std::size_t port = 0; port < f.outputs[c.vertex].size(); ++port) {
+      tensor_output out{.bytes = f.outputs[c.vertex][port].bytes, .live_out = f.outputs[c.vertex][port].live_out};
+      if (const auto k = c.aliases[port]) {
+        out.shares = shared_storage<std::size_t>{{inputs[c.vertex][*k].first, inputs[c.vertex][*k].second}, false};
+      }
+      node.outputs.push_back(out);
+    }
+  }
   for (std::size_t v = 0; v < n; ++v) {
     rewritten_node& node = g[v];
     node.name = f.name[v];
-    node.op = f.op[v];
     node.device = f.device[v];
-    node.flops = f.flops[v];
     node.persistent = f.persistent[v];
     node.origin = v;
+    if (node.changed) continue;
+    node.op = f.op[v];
+    node.flops = f.flops[v];
     node.outputs = f.outputs[v];
     for (std::size_t k = 0; k < f.operands[v].size(); ++k) {
       const auto it = new_source.find({v, k});
@@ -74,6 +92,7 @@ namespace memopt::rewrite {
       node.outputs.push_back(o);
     }
   }
+  for (const node_ref& r : p.relaxed_allocation) g[id(r)].relaxed_allocation = true;
   for (std::size_t v = 0; v < n + p.nodes.size(); ++v) {
     for (const auto& [source, port] : inputs[v]) add_edge(source, v, tensor_edge{.port = port}, g);
     for (const std::size_t c : control[v]) add_edge(c, v, tensor_edge{.control = true}, g);

@@ -9,6 +9,11 @@
 //   the original's inputs, with outputs of the same sizes;
 // - swaps faithfully: a swap-out reads one tensor into host memory, a
 //   swap-in reads one swap-out back, each the size of what it copies;
+// - accumulates faithfully: a vertex it changes reads one accumulator (a
+//   buffer of its output's size) after every add into it, and those adds read
+//   exactly the vertex's old data inputs (or tensors holding their values);
+//   nothing else reads the accumulator, which holds partial sums until then;
+// - changes each vertex at most once, and redirects no input of one it changes;
 // - leaves the graph acyclic (graph outputs stay as they were: added nodes
 //   have none).
 // O(V + E + plan) plus the cycle check.
@@ -17,6 +22,7 @@
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/plan.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -25,17 +31,6 @@
 #include <vector>
 
 namespace memopt::rewrite {
-
-/// A plan that check_plan refuses; `problems` lists every fault found.
-class bad_plan_error : public error {
- public:
-  explicit bad_plan_error(std::vector<std::string> faults)
-      : error("bad rewrite plan: " + faults.front() +
-              (faults.size() > 1 ? " (and " + std::to_string(faults.size() - 1) + " more)" : "")),
-        problems(std::move(faults)) {}
-  std::vector<std::string> problems;
-  [[nodiscard]] std::string describe(const vertex_namer&) const override { return what(); }
-};
 
 namespace detail {
 
@@ -55,6 +50,11 @@ inline std::uint64_t bytes_of(const graph_facts& f, const rewrite_plan& p, tenso
   return t.node.added ? p.nodes[t.node.index].outputs[t.port].bytes : f.outputs[t.node.index][t.port].bytes;
 }
 
+/// `t` is an accumulator's output.
+inline bool is_accumulator(const rewrite_plan& p, tensor_ref t) {
+  return t.node.added && t.port == 0 && p.nodes[t.node.index].role == node_role::accumulator;
+}
+
 /// `t` holds the value of original tensor `value`: it is it, a recomputed copy, or a swap-in of it.
 inline bool holds(const graph_facts& f, const rewrite_plan& p, tensor_ref t, operand value) {
   if (!t.node.added) return t.node.index == value.vertex && t.port == value.port;
@@ -65,6 +65,84 @@ inline bool holds(const graph_facts& f, const rewrite_plan& p, tensor_ref t, ope
     return out.role == node_role::swap_out && out.inputs.size() == 1 && holds(f, p, out.inputs[0], value);
   }
   return false;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// The faults of p's vertex changes and of reads of partial sums (see the
+/// header comment); tensor_ok(t, where) says whether t exists, else adds a fault.
+template <class TensorOk>
+void check_changes(const graph_facts& f, const rewrite_plan& p, TensorOk tensor_ok, std::vector<std::string>& faults) {
+  const std::size_t n = f.size();
+  // Adds into each accumulator (by added node), and who else reads one.
+  std::map<std::size_t, std::vector<std::size_t>> adds;
+  for (std::size_t a = 0; a < p.nodes.size(); ++a) {
+    const added_node& node = p.nodes[a];
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      const tensor_ref t = node.inputs[k];
+      if (!t.node.added || t.node.index >= p.nodes.size()) continue;
+      const node_role role = p.nodes[t.node.index].role;
+      if (role != node_role::accumulator && role != node_role::accumulate) continue;
+      if (node.role == node_role::accumulate && node.inputs.size() == 2 && k == 0 && role == node_role::accumulator) {
+        adds[t.node.index].push_back(a);
+      } else {
+        faults.push_back("added node '" + node.name + "' reads the partial sums of " + name_of(f, p, t.node));
+      }
+    }
+  }
+  std::map<std::size_t, std::size_t> changed;
+  for (const node_change& c : p.changes) {
+    if (c.vertex >= n) {
+      faults.push_back("a change names " + name_of(f, p, original(c.vertex)) + ", which does not exist");
+      continue;
+    }
+    const std::size_t v = c.vertex;
+    const std::string where = "the change of '" + f.name[v] + "'";
+    if (++changed[v] == 2) faults.push_back("'" + f.name[v] + "' is changed twice");
+    bool inputs_ok = true;
+    for (const tensor_ref& t : c.inputs) inputs_ok = tensor_ok(t, where) && inputs_ok;
+    for (const node_ref& r : c.control) {
+      if (r.added ? r.index >= p.nodes.size() : r.index >= n) {
+        faults.push_back(where + " waits for " + name_of(f, p, r) + ", which does not exist");
+        inputs_ok = false;
+      }
+    }
+    if (!inputs_ok) continue;
+    if (c.aliases.size() != f.outputs[v].size() ||
+        std::ranges::any_of(c.aliases, [&](const auto& a) { return a && *a >= c.inputs.size(); })) {
+      faults.push_back(where + " must give each of its " + std::to_string(f.outputs[v].size()) +
+                       " outputs a view of one of its data inputs or none");
+    }
+    if (c.inputs.size() != 1 || !is_accumulator(p, c.inputs[0]) || f.outputs[v].size() != 1 ||
+        bytes_of(f, p, c.inputs[0]) != f.outputs[v][0].bytes) {
+      faults.push_back(where + " must read one accumulator of its output's size");
+      continue;
+    }
+    // The adds must read exactly v's old inputs, each once, and all run before v.
+    std::vector<bool> summed(f.operands[v].size(), false);
+    bool exact = true;
+    for (const std::size_t a : adds[c.inputs[0].node.index]) {
+      const added_node& add = p.nodes[a];
+      const bool waited = std::ranges::find(c.control, added(a)) != c.control.end() ||
+                          std::ranges::any_of(p.controls, [&](const control_change& e) {
+                            return e.from == added(a) && e.to == original(v);
+                          });
+      if (!waited) faults.push_back(where + " must wait for '" + add.name + "'");
+      bool matched = false;
+      for (std::size_t k = 0; k < summed.size() && !matched; ++k) {
+        if (!summed[k] && holds(f, p, add.inputs[1], f.operands[v][k])) summed[k] = matched = true;
+      }
+      exact = exact && matched;
+    }
+    if (!exact || std::ranges::find(summed, false) != summed.end()) {
+      faults.push_back(where + ": its accumulator does not sum exactly its old data inputs");
+    }
+  }
+  for (const input_change& r : p.redirects) {
+    if (changed.contains(r.vertex)) faults.push_back("'" + f.name[r.vertex] + "' is both changed and redirected");
+  }
 }
 
 }  // namespace detail
@@ -136,6 +214,20 @@ inline bool holds(const graph_facts& f, const rewrite_plan& p, tensor_ref t, ope
       case node_role::trigger:
         if (!node.inputs.empty() || !node.outputs.empty()) faults.push_back(where + " must only order (no data)");
         break;
+      case node_role::accumulator:
+        if (node.inputs.empty() || node.on_host || node.outputs.size() != 1 || node.outputs[0].alias_operand != 0 ||
+            node.outputs[0].bytes != detail::bytes_of(f, p, node.inputs[0])) {
+          faults.push_back(where + " must be a view of its data input 0, a buffer of its size");
+        }
+        break;
+      case node_role::accumulate:
+        if (node.inputs.size() != 2 || !detail::is_accumulator(p, node.inputs[0]) || node.on_host ||
+            node.outputs.size() != 1 || node.outputs[0].alias_operand != 0 ||
+            node.outputs[0].bytes != detail::bytes_of(f, p, node.inputs[0]) ||
+            detail::bytes_of(f, p, node.inputs[1]) != node.outputs[0].bytes) {
+          faults.push_back(where + " must add one tensor of an accumulator's size into that accumulator");
+        }
+        break;
       case node_role::other:
         break;
     }
@@ -161,6 +253,10 @@ inline bool holds(const graph_facts& f, const rewrite_plan& p, tensor_ref t, ope
                        ", which does not exist");
     }
   }
+  for (const node_ref& r : p.relaxed_allocation) {
+    if (!exists(r)) faults.push_back("a relaxed allocation names " + name_of(f, p, r) + ", which does not exist");
+  }
+  if (faults.empty()) detail::check_changes(f, p, tensor_ok, faults);  // needs every reference valid
   if (!faults.empty()) return faults;
 
   // Acyclic: Kahn's walk over the rewritten edges.
@@ -174,7 +270,14 @@ inline bool holds(const graph_facts& f, const rewrite_plan& p, tensor_ref t, ope
   };
   std::map<std::pair<std::size_t, std::size_t>, tensor_ref> new_source;
   for (const input_change& r : p.redirects) new_source[{r.vertex, r.operand}] = r.source;
+  std::vector<const node_change*> change_of(n, nullptr);
+  for (const node_change& c : p.changes) change_of[c.vertex] = &c;
   for (std::size_t v = 0; v < n; ++v) {
+    if (change_of[v] != nullptr) {
+      for (const tensor_ref& t : change_of[v]->inputs) arc(id(t.node), v);
+      for (const node_ref& c : change_of[v]->control) arc(id(c), v);
+      continue;
+    }
     for (std::size_t k = 0; k < f.operands[v].size(); ++k) {
       const auto it = new_source.find({v, k});
       arc(it == new_source.end() ? f.operands[v][k].vertex : id(it->second.node), v);

@@ -136,6 +136,33 @@ inline std::vector<std::vector<bool>> overwritten_storages(const graph_facts& f)
   return overwritten;
 }
 
+/// A topological order of the facts' graph (data and control), smallest index first among the ready.
+inline std::vector<std::size_t> topological_positions(const graph_facts& f) {
+  const std::size_t n = f.size();
+  std::vector<std::size_t> waiting(n, 0);
+  for (std::size_t v = 0; v < n; ++v) waiting[v] = f.operands[v].size() + f.control[v].size();
+  std::vector<std::vector<std::size_t>> successors(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (const operand& o : f.operands[v]) successors[o.vertex].push_back(v);
+    for (const std::size_t c : f.control[v]) successors[c].push_back(v);
+  }
+  std::set<std::size_t> ready;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (waiting[v] == 0) ready.insert(v);
+  }
+  std::vector<std::size_t> position(n, n);
+  std::size_t next = 0;
+  while (!ready.empty()) {
+    const std::size_t v = *ready.begin();
+    ready.erase(ready.begin());
+    position[v] = next++;
+    for (const std::size_t s : successors[v]) {
+      if (--waiting[s] == 0) ready.insert(s);
+    }
+  }
+  return position;
+}
+
 /// Every vertex a node reads, data or control, each once.
 inline std::vector<std::size_t> inputs_of(const graph_facts& f, std::size_t v) {
   std::vector<std::size_t> in;
@@ -157,6 +184,8 @@ struct rewritten_node : tensor_node {
   std::uint64_t host_bytes = 0;      ///< held in host memory (swap-out copies); its outputs count 0 on the device
   std::size_t origin = no_vertex;    ///< the original vertex it is, or no_vertex when added
   std::size_t added = no_vertex;     ///< its position in the plan's nodes, or no_vertex
+  bool changed = false;              ///< an original vertex the plan made another op
+  bool relaxed_allocation = false;   ///< its outputs need no host-pinned memory
 };
 
 /// Vertex i < n is original vertex i; then the plan's nodes in order.

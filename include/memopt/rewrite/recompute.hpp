@@ -64,37 +64,6 @@ struct recompute_options {
   std::vector<std::size_t> feed;               ///< fed vertices: never recomputed
 };
 
-namespace detail {
-
-/// A topological order of the facts' graph (data and control), smallest index first among the ready.
-inline std::vector<std::size_t> topological_positions(const graph_facts& f) {
-  const std::size_t n = f.size();
-  std::vector<std::size_t> waiting(n, 0);
-  for (std::size_t v = 0; v < n; ++v) waiting[v] = f.operands[v].size() + f.control[v].size();
-  std::vector<std::vector<std::size_t>> successors(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (const operand& o : f.operands[v]) successors[o.vertex].push_back(v);
-    for (const std::size_t c : f.control[v]) successors[c].push_back(v);
-  }
-  std::set<std::size_t> ready;
-  for (std::size_t v = 0; v < n; ++v) {
-    if (waiting[v] == 0) ready.insert(v);
-  }
-  std::vector<std::size_t> position(n, n);
-  std::size_t next = 0;
-  while (!ready.empty()) {
-    const std::size_t v = *ready.begin();
-    ready.erase(ready.begin());
-    position[v] = next++;
-    for (const std::size_t s : successors[v]) {
-      if (--waiting[s] == 0) ready.insert(s);
-    }
-  }
-  return position;
-}
-
-}  // namespace detail
-
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] rewrite_plan recompute(const graph_facts& f, const recompute_options& options = {},
                                      const Naming& naming = {}) {

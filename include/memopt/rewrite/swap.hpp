@@ -200,11 +200,9 @@ template <rewrite_naming Naming = seed_naming>
   double peak_time = 0;
   for (const buffer_id b : d.memory.live_at_peak) peak_time = std::max(peak_time, time_of_step(d.memory.intervals[b].first));
   std::vector<candidate> candidates;
-  for (const buffer_id b : d.memory.live_at_peak) {
-    const sim::task_buffer& tb = r.graph.buffers[d.buffer_ids[b]];
-    const sim::task& producer = r.graph.tasks[tb.task];
-    if (producer.kind != sim::task_kind::op || tb.port < 0) continue;
-    const operand t{producer.vertex, static_cast<std::size_t>(tb.port)};
+  for (const sim::peak_tensor& live : sim::tensors_at_peak(r, device)) {
+    const operand t{live.vertex, live.port};
+    const buffer_id b = live.buffer;
     const std::uint64_t bytes = d.memory.buffers.bytes[b];
     const double allocated = time_of_step(d.memory.intervals[b].first);
     const double freed = time_of_step(d.memory.intervals[b].last);

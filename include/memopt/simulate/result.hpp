@@ -66,4 +66,26 @@ struct simulation_result {
   std::vector<std::size_t> not_run;   ///< tasks that never became ready (a cycle through a Merge)
 };
 
+/// A tensor of the graph live at a device's peak: output `port` of `vertex`,
+/// buffer `buffer` of the device's memory.
+struct peak_tensor {
+  std::size_t vertex = 0;
+  std::size_t port = 0;
+  buffer_id buffer = 0;
+};
+
+/// The graph's tensors live at the peak of `device` (received copies, control
+/// tokens and transfers' buffers left out), in the device's buffer order.
+[[nodiscard]] inline std::vector<peak_tensor> tensors_at_peak(const simulation_result& r, std::size_t device) {
+  const device_report& d = r.devices.at(device);
+  std::vector<peak_tensor> live;
+  for (const buffer_id b : d.memory.live_at_peak) {
+    const task_buffer& tb = r.graph.buffers[d.buffer_ids[b]];
+    const task& producer = r.graph.tasks[tb.task];
+    if (producer.kind != task_kind::op || tb.port < 0) continue;
+    live.push_back({producer.vertex, static_cast<std::size_t>(tb.port), b});
+  }
+  return live;
+}
+
 }  // namespace memopt::sim

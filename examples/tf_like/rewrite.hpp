@@ -1,0 +1,259 @@
+#pragma once
+// The rewrite family on GraphDefs. to_file_graph gives a GraphDef's own marks
+// the memopt-graph/1 attributes the rewrite passes read, so memopt-plan
+// rewrite runs on a GraphDef as on any graph:
+//   _recompute_hint                  -> attrs.recompute_hint
+//   _swap_to_host (input indices)    -> attrs.swap_to_host
+//   ref/resource inputs and outputs  -> attrs.ref_inputs, attrs.ref_outputs
+// rewritten_graph_def writes a plan back as a GraphDef, as the memory
+// optimizer would have: the original nodes in their order (redirected inputs
+// renamed, added control inputs last, a changed node with its new op, inputs
+// and only the seed's attributes), then the added nodes, with TF's input
+// syntax ("x" for port 0, "x:1", "^x") and the seed's attributes: a copy
+// takes its original's; swap pairs and the node they feed share the class
+// "loc@<node>_<input>"; accumulation nodes carry T, dtype, shape, var_name,
+// use_locking and validate_shape as the seed sets them; relaxed assignments
+// _grappler_relax_allocator_constraints. Added nodes also carry
+// _output_shapes where the shape is known (a copy's original's, the swapped
+// tensor's, the sum's), so their sizes read back. Attribute values are
+// written in TF's AttrValue form with plain (not base64) strings, as
+// read_graph_def reads them. Read back, the accumulator's updates count as
+// tensors of their own (TF knows they are references from its op registry;
+// the adapter only from ref_inputs/ref_outputs, which TF would refuse on
+// these ops), so the GraphDef's memory reads a little high there; the
+// memopt-graph/1 output is exact.
+
+#include <tf_like/graph_def.hpp>
+
+#include <memopt/io/graph_file.hpp>
+#include <memopt/rewrite/graph.hpp>
+#include <memopt/rewrite/plan.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tf_like {
+
+/// g, read from the GraphDef `doc`, as a memopt-graph/1 graph with the marks above.
+[[nodiscard]] inline memopt::io::file_graph to_file_graph(const graph& g, const nlohmann::json& doc) {
+  memopt::io::file_graph file;
+  file[boost::graph_bundle] = {.name = g[boost::graph_bundle], .source = "GraphDef"};
+  const auto& nodes = doc["node"];
+  for (std::size_t v = 0; v < num_vertices(g); ++v) {
+    memopt::io::file_node n;
+    static_cast<memopt::tensor_node&>(n) = g[v];
+    n.name = g[v].name;
+    n.op = g[v].op;
+    n.device = g[v].device;
+    n.attrs = nlohmann::json::object();
+    const auto attrs = nodes[v].value("attr", nlohmann::json::object());
+    if (attrs.contains("_recompute_hint")) n.attrs["recompute_hint"] = true;
+    if (const auto swaps = detail::index_list(attrs, "_swap_to_host", n.name); !swaps.empty()) n.attrs["swap_to_host"] = swaps;
+    if (!g[v].reference_outputs.empty()) n.attrs["ref_outputs"] = g[v].reference_outputs;
+    std::vector<std::size_t> reference_inputs;
+    std::size_t operand = 0;
+    for (const auto e : boost::make_iterator_range(in_edges(v, g))) {
+      if (g[e].control) continue;
+      if (g[e].reference) reference_inputs.push_back(operand);
+      ++operand;
+    }
+    if (!reference_inputs.empty()) n.attrs["ref_inputs"] = reference_inputs;
+    file[add_vertex(file)] = std::move(n);
+  }
+  for (const auto e : boost::make_iterator_range(edges(g))) {
+    add_edge(source(e, g), target(e, g), static_cast<const memopt::tensor_edge&>(g[e]), file);
+  }
+  return file;
+}
+
+namespace detail {
+
+/// A plan's node names and what the GraphDef writer needs to know of them.
+class plan_names {
+ public:
+  plan_names(const memopt::rewrite::graph_facts& f, const memopt::rewrite::rewrite_plan& p) : f_(f), p_(p) {
+    using memopt::rewrite::node_role;
+    for (const auto& r : p.redirects) note_reader(r.source, f.name[r.vertex], r.operand);
+    for (const auto& node : p.nodes) {
+      for (std::size_t k = 0; k < node.inputs.size(); ++k) note_reader(node.inputs[k], node.name, k);
+    }
+    for (const auto& c : p.changes) {  // the accumulation of sum c.vertex
+      if (c.inputs.empty() || !c.inputs[0].node.added) continue;
+      const std::size_t accumulator = c.inputs[0].node.index;
+      sum_of_[accumulator] = c.vertex;
+      for (const auto& t : p.nodes[accumulator].inputs) {
+        if (t.node.added) sum_of_[t.node.index] = c.vertex;
+      }
+      for (std::size_t a = 0; a < p.nodes.size(); ++a) {
+        const auto& node = p.nodes[a];
+        if (node.role == node_role::accumulate && !node.inputs.empty() && node.inputs[0].node == c.inputs[0].node) {
+          sum_of_[a] = c.vertex;
+        }
+      }
+    }
+  }
+
+  [[nodiscard]] const std::string& name(memopt::rewrite::node_ref r) const {
+    return r.added ? p_.nodes[r.index].name : f_.name[r.index];
+  }
+  /// TF's name of a tensor: "x" for port 0, else "x:port".
+  [[nodiscard]] std::string tensor(memopt::rewrite::tensor_ref t) const {
+    return t.port == 0 ? name(t.node) : name(t.node) + ":" + std::to_string(t.port);
+  }
+  /// The swap class of added node a: "loc@<node>_<input>" of the input its pair feeds.
+  [[nodiscard]] std::optional<std::string> swap_class(std::size_t a) const {
+    using memopt::rewrite::node_role;
+    const auto& node = p_.nodes[a];
+    if (node.role == node_role::swap_out) {
+      for (std::size_t b = 0; b < p_.nodes.size(); ++b) {
+        const auto& in = p_.nodes[b];
+        if (in.role == node_role::swap_in && !in.inputs.empty() && in.inputs[0].node == memopt::rewrite::added(a)) return swap_class(b);
+      }
+    }
+    const auto it = first_reader_.find(a);
+    if (node.role != node_role::swap_in || it == first_reader_.end()) return std::nullopt;
+    return "loc@" + it->second.first + "_" + std::to_string(it->second.second);
+  }
+  /// The sum an accumulation node serves.
+  [[nodiscard]] std::optional<std::size_t> sum_of(std::size_t a) const {
+    const auto it = sum_of_.find(a);
+    return it == sum_of_.end() ? std::nullopt : std::optional(it->second);
+  }
+
+ private:
+  void note_reader(memopt::rewrite::tensor_ref t, const std::string& reader, std::size_t operand) {
+    if (t.node.added) first_reader_.try_emplace(t.node.index, reader, operand);
+  }
+  const memopt::rewrite::graph_facts& f_;
+  const memopt::rewrite::rewrite_plan& p_;
+  std::map<std::size_t, std::pair<std::string, std::size_t>> first_reader_;  // added node -> (reader, operand)
+  std::map<std::size_t, std::size_t> sum_of_;
+};
+
+inline void add_class(nlohmann::json& node, const std::string& group) {
+  auto& list = node["attr"]["_class"]["list"]["s"];
+  if (!list.is_array()) list = nlohmann::json::array();
+  list.push_back(group);
+}
+
+}  // namespace detail
+
+/// The GraphDef `p` makes of `doc` (see the header comment); f is what
+/// read_facts read of doc's graph.
+[[nodiscard]] inline nlohmann::json rewritten_graph_def(const nlohmann::json& doc, const memopt::rewrite::graph_facts& f,
+                                                        const memopt::rewrite::rewrite_plan& p) {
+  using memopt::rewrite::node_role;
+  const detail::plan_names names(f, p);
+  const auto& nodes = doc["node"];
+  std::map<std::pair<std::size_t, std::size_t>, memopt::rewrite::tensor_ref> redirect;
+  for (const auto& r : p.redirects) redirect[{r.vertex, r.operand}] = r.source;
+  std::map<std::size_t, std::vector<std::string>> more_control;
+  for (const auto& c : p.controls) {
+    if (!c.to.added) more_control[c.to.index].push_back("^" + names.name(c.from));
+  }
+  std::map<std::size_t, const memopt::rewrite::node_change*> change;
+  for (const auto& c : p.changes) change[c.vertex] = &c;
+  const auto attr_of = [&](std::size_t v, const char* key) -> std::optional<nlohmann::json> {
+    const auto attrs = nodes[v].value("attr", nlohmann::json::object());
+    const auto it = attrs.find(key);
+    return it == attrs.end() ? std::nullopt : std::optional(*it);
+  };
+  // The shape of original tensor (v, port) as _output_shapes holds it, or null.
+  const auto shape_of = [&](std::size_t v, std::size_t port) {
+    const auto shapes = attr_of(v, "_output_shapes");
+    if (!shapes || !shapes->contains("list")) return nlohmann::json();
+    const auto list = (*shapes)["list"].value("shape", nlohmann::json::array());
+    return port < list.size() ? list[port] : nlohmann::json();
+  };
+  const auto inputs_of = [&](const std::vector<memopt::rewrite::tensor_ref>& data,
+                             const std::vector<memopt::rewrite::node_ref>& control) {
+    nlohmann::json in = nlohmann::json::array();
+    for (const auto& t : data) in.push_back(names.tensor(t));
+    for (const auto& c : control) in.push_back("^" + names.name(c));
+    return in;
+  };
+
+  nlohmann::json out = doc;
+  auto& written = out["node"] = nlohmann::json::array();
+  for (std::size_t v = 0; v < nodes.size(); ++v) {
+    nlohmann::json node = nodes[v];
+    if (const auto it = change.find(v); it != change.end()) {
+      const auto& c = *it->second;
+      node["op"] = c.op;
+      node["input"] = inputs_of(c.inputs, c.control);
+      node["attr"] = nlohmann::json::object();
+      if (const auto type = attr_of(v, "T")) node["attr"]["T"] = *type;
+      if (!c.inputs.empty() && c.inputs[0].node.added && !p.nodes[c.inputs[0].node.index].inputs.empty()) {
+        node["attr"]["var_name"] = {{"s", names.name(p.nodes[c.inputs[0].node.index].inputs[0].node)}};
+      }
+    } else {
+      nlohmann::json in = nlohmann::json::array();
+      std::size_t operand = 0;
+      for (const auto& input : node.value("input", nlohmann::json::array())) {
+        if (input.get<std::string>().starts_with("^")) {
+          in.push_back(input);
+          continue;
+        }
+        const auto r = redirect.find({v, operand});
+        in.push_back(r == redirect.end() ? input : nlohmann::json(names.tensor(r->second)));
+        if (r != redirect.end() && r->second.node.added) {
+          if (const auto group = names.swap_class(r->second.node.index)) detail::add_class(node, *group);
+        }
+        ++operand;
+      }
+      for (const auto& c : more_control[v]) in.push_back(c);
+      node["input"] = std::move(in);
+    }
+    written.push_back(std::move(node));
+  }
+  for (std::size_t a = 0; a < p.nodes.size(); ++a) {
+    const auto& added = p.nodes[a];
+    nlohmann::json node{{"name", added.name}, {"op", added.op}};
+    if (!added.device.empty()) node["device"] = added.device;
+    node["input"] = inputs_of(added.inputs, added.control);
+    node["attr"] = nlohmann::json::object();
+    auto& attr = node["attr"];
+    if (added.copy_of) attr = nodes[*added.copy_of].value("attr", nlohmann::json::object());
+    nlohmann::json shape;
+    if (const auto group = names.swap_class(a)) {
+      detail::add_class(node, *group);
+      const auto& t = added.role == node_role::swap_out ? added.inputs[0] : p.nodes[added.inputs[0].node.index].inputs[0];
+      if (!t.node.added) {
+        if (const auto type = attr_of(t.node.index, "T")) attr["T"] = *type;
+        shape = shape_of(t.node.index, t.port);
+      }
+    }
+    if (const auto sum = names.sum_of(a)) {
+      const auto type = attr_of(*sum, "T").value_or(nlohmann::json());
+      shape = shape_of(*sum, 0);
+      if (added.op == "TemporaryVariable") {
+        if (!type.is_null()) attr["dtype"] = type;
+        if (!shape.is_null()) attr["shape"] = {{"shape", shape}};
+        attr["var_name"] = {{"s", added.name}};
+      } else if (!type.is_null()) {
+        attr["T"] = type;
+      }
+      if (added.role == node_role::accumulator) {
+        attr["use_locking"] = {{"b", false}};
+        attr["validate_shape"] = {{"b", false}};
+      }
+      if (added.role == node_role::accumulate) attr["use_locking"] = {{"b", true}};
+    }
+    if (!shape.is_null()) attr["_output_shapes"] = {{"list", {{"shape", nlohmann::json::array({shape})}}}};
+    if (attr.empty()) node.erase("attr");
+    written.push_back(std::move(node));
+  }
+  for (const auto& r : p.relaxed_allocation) {
+    auto& node = written[r.added ? nodes.size() + r.index : r.index];
+    node["attr"]["_grappler_relax_allocator_constraints"] = {{"b", true}};
+  }
+  return out;
+}
+
+}  // namespace tf_like
