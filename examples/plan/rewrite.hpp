@@ -267,9 +267,9 @@ inline rewrite::rewrite_plan swap_plan(const io::file_graph& g, const rewrite::g
   options.is_reference_input = [&](std::size_t v, std::size_t k) {
     return v < n && std::ranges::count(index_attr(g, v, "ref_inputs"), k) > 0;
   };
-  options.is_reference_output = [&](std::size_t v, std::size_t port) {
-    return v < n && std::ranges::count(index_attr(g, v, "ref_outputs"), port) > 0;
-  };
+  options.is_reference_output = rewrite::plan_references(before, n, [&](std::size_t v, std::size_t port) {
+    return std::ranges::count(index_attr(g, v, "ref_outputs"), port) > 0;
+  });
   std::vector<rewrite::swap_request> requests;
   for (std::size_t d = 0; d < config.machine.devices.size(); ++d) {
     const std::uint64_t capacity = config.machine.devices[d].memory_bytes;

@@ -264,6 +264,9 @@ inline void require_acyclic_named(const graph& g) {
     }
     node n;
     n.name = spec["name"];
+    if (n.name.find(':') != std::string::npos || n.name.starts_with('^')) {
+      throw format_error(n.name, "a node name cannot hold ':' or start with '^' (inputs could not name it)");
+    }
     if (!index_of.emplace(n.name, i).second) throw format_error(n.name, "duplicate node name");
     for (const auto& [key, field] : {std::pair{"op", &n.op}, std::pair{"device", &n.device}}) {
       if (const auto it = spec.find(key); it != spec.end() && !it->is_null()) {

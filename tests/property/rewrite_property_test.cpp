@@ -103,9 +103,10 @@ TEST_CASE("property: swap plans (manual and heuristic, alone and after recompute
   CHECK(swapped > 100);
 }
 
-TEST_CASE("property: accumulation plans, alone and after recompute, are valid and evaluate exactly") {
+TEST_CASE("property: accumulation plans, after recompute and before swapping, are valid and evaluate exactly") {
   std::mt19937_64 rng(20261125);
   std::size_t accumulated = 0;
+  std::size_t swapped = 0;
   const memopt::exact_options search{.time_limit_seconds = std::nullopt, .work_limit = 2000};
   for (int trial = 0; trial < 1000; ++trial) {
     INFO("trial " << trial);
@@ -135,7 +136,25 @@ TEST_CASE("property: accumulation plans, alone and after recompute, are valid an
     const auto faults = rw::check_plan(facts, plan);
     INFO((faults.empty() ? std::string() : faults.front()));
     REQUIRE(faults.empty());
-    const auto report = rw::evaluate(facts, plan, search);
+    // Then swapping on the result, never moving an accumulator.
+    const auto h = rw::apply(facts, plan);
+    const auto after = rw::read_facts(h);
+    const memopt::sim::machine m;
+    const auto run = memopt::sim::simulate(h, m, memopt::sim::one_device(h), memopt::sim::fixed_cost{2000},
+                                           memopt::sim::program{});
+    rw::swap_options references;
+    references.is_reference_output = rw::plan_references(plan, n);
+    auto requests = rw::choose_swaps(after, run, 0, run.devices[0].peak_bytes() / 2, references);
+    for (std::size_t v = 0; v < after.size(); ++v) {
+      if (!after.operands[v].empty() && std::bernoulli_distribution(0.3)(rng)) requests.push_back({v, {0}});
+    }
+    const auto swaps = rw::swap(after, requests, rw::completion_times(run, after.size()), references);
+    swapped += !swaps.empty();
+    const auto all = rw::then(plan, swaps, n);
+    const auto all_faults = rw::check_plan(facts, all);
+    INFO((all_faults.empty() ? std::string() : all_faults.front()));
+    REQUIRE(all_faults.empty());
+    const auto report = rw::evaluate(facts, all, search);
     CHECK(memopt::is_topological_order(report.graph, report.order_after));
     CHECK(memopt::liveness(report.graph, report.order_after).peak_bytes == report.peak_after);
     for (std::size_t v = 0; v < n; ++v) {
@@ -147,6 +166,7 @@ TEST_CASE("property: accumulation plans, alone and after recompute, are valid an
     }
   }
   CHECK(accumulated > 300);
+  CHECK(swapped > 300);
   // then() refuses a change of a node the first plan added.
   const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "t", "nodes": [
     {"name": "a", "op": "x", "outputs": [1]}, {"name": "s", "op": "AddN", "outputs": [1], "inputs": ["a:0", "a:0", "a:0"]},

@@ -15,6 +15,8 @@
 // "The input computed first" is the seed's: the one finished first by a
 // depth-first walk back from <s> that explores a node's last input first.
 //
+// The buffer, the accumulator and the adds' outputs are references (TF's
+// ref tensors): swapping never moves them (plan_references in swap.hpp).
 // The adds write the accumulator in place, but the plan's graph declares
 // them as views of it: the plan's own edges order them (the accumulator
 // before every add, every add before the read) and nothing else reads the
@@ -106,14 +108,18 @@ inline std::vector<std::size_t> reverse_dfs_finish(const graph_facts& f, std::si
 }
 
 /// The accumulation of each vertex of `sums` (see the header comment).
+/// Throws bad_plan_error for a vertex that does not exist.
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] rewrite_plan accumulate(const graph_facts& f, const std::vector<std::size_t>& sums, const Naming& naming = {}) {
   rewrite_plan plan;
   const std::unordered_set<std::string> names(f.name.begin(), f.name.end());
+  for (const std::size_t s : sums) {
+    if (s >= f.size()) throw bad_plan_error({"accumulate names vertex " + std::to_string(s) + ", which does not exist"});
+  }
   const auto overwritten = detail::overwritten_storages(f);
   std::unordered_set<std::size_t> done;
   for (const std::size_t s : sums) {
-    if (s >= f.size() || !done.insert(s).second || f.operands[s].empty() || f.outputs[s].size() != 1 ||
+    if (!done.insert(s).second || f.operands[s].empty() || f.outputs[s].size() != 1 ||
         overwritten[s][0] || names.contains(naming.accumulator_buffer(f.name[s]))) {
       continue;
     }
@@ -140,19 +146,19 @@ template <rewrite_naming Naming = seed_naming>
     const std::string& device = f.device[s];
     const std::size_t buffer = plan.nodes.size();
     plan.nodes.push_back({.name = naming.accumulator_buffer(f.name[s]), .op = "TemporaryVariable", .device = device,
-                          .outputs = {{.bytes = bytes}}, .control = std::move(before)});
+                          .outputs = {{.bytes = bytes, .reference = true}}, .control = std::move(before)});
     plan.nodes.push_back({.name = naming.accumulator_zeros(f.name[s]), .op = "ZerosLike", .device = device,
                           .outputs = {{.bytes = bytes}}, .inputs = {{original(first_input.vertex), first_input.port}}});
     const std::size_t accumulator = plan.nodes.size();
     plan.nodes.push_back({.name = naming.accumulator(f.name[s]), .op = "Assign", .device = device,
-                          .role = node_role::accumulator, .outputs = {{.bytes = bytes, .alias_operand = 0}},
+                          .role = node_role::accumulator, .outputs = {{.bytes = bytes, .alias_operand = 0, .reference = true}},
                           .inputs = {{added(buffer), 0}, {added(buffer + 1), 0}}});
     node_change read{.vertex = s, .op = "DestroyTemporaryVariable", .inputs = {{added(accumulator), 0}}, .aliases = {0}};
     const double flops = f.flops[s] / static_cast<double>(f.operands[s].size());
     for (std::size_t k = 0; k < f.operands[s].size(); ++k) {
       read.control.push_back(added(plan.nodes.size()));
       plan.nodes.push_back({.name = naming.accumulate(f.name[s], k), .op = "AssignAdd", .device = device,
-                            .role = node_role::accumulate, .outputs = {{.bytes = bytes, .alias_operand = 0}},
+                            .role = node_role::accumulate, .outputs = {{.bytes = bytes, .alias_operand = 0, .reference = true}},
                             .flops = flops,
                             .inputs = {{added(accumulator), 0}, {original(f.operands[s][k].vertex), f.operands[s][k].port}}});
     }

@@ -7,8 +7,9 @@
 //   value: the old one, a recomputed copy of it, or a swap-in of it;
 // - recomputes faithfully: a copy runs the original's op on tensors holding
 //   the original's inputs, with outputs of the same sizes;
-// - swaps faithfully: a swap-out reads one tensor into host memory, a
-//   swap-in reads one swap-out back, each the size of what it copies;
+// - swaps faithfully: a swap-out reads one tensor (no reference an added node
+//   makes) into host memory, a swap-in reads one swap-out back, each the
+//   size of what it copies;
 // - accumulates faithfully: a vertex it changes reads one accumulator (a
 //   buffer of its output's size) after every add into it, and those adds read
 //   exactly the vertex's old data inputs (or tensors holding their values);
@@ -202,6 +203,8 @@ void check_changes(const graph_facts& f, const rewrite_plan& p, TensorOk tensor_
         if (node.inputs.size() != 1 || !node.on_host || node.outputs.size() != 1 ||
             node.outputs[0].bytes != detail::bytes_of(f, p, node.inputs[0])) {
           faults.push_back(where + " must copy one tensor to host memory, of its size");
+        } else if (node.inputs[0].node.added && p.nodes[node.inputs[0].node.index].outputs[node.inputs[0].port].reference) {
+          faults.push_back(where + " swaps a reference");
         }
         break;
       case node_role::swap_in:

@@ -73,6 +73,7 @@ struct added_output {
   std::uint64_t bytes = 0;
   std::optional<std::size_t> alias_operand;  ///< a view (or in-place result) of this data input
   bool in_place = false;
+  bool reference = false;  ///< a reference to mutable state (an accumulator): never swapped
 };
 
 struct added_node {

@@ -64,6 +64,7 @@ struct recompute_options {
   std::vector<std::size_t> feed;               ///< fed vertices: never recomputed
 };
 
+/// The plan (see the header comment). Throws bad_plan_error for a fed vertex that does not exist.
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] rewrite_plan recompute(const graph_facts& f, const recompute_options& options = {},
                                      const Naming& naming = {}) {
@@ -73,7 +74,8 @@ template <rewrite_naming Naming = seed_naming>
   std::vector<bool> recomputable(n, false);
   std::vector<bool> fed(n, false);
   for (const std::size_t v : options.feed) {
-    if (v < n) fed[v] = true;
+    if (v >= n) throw bad_plan_error({"recompute: fed vertex " + std::to_string(v) + " does not exist"});
+    fed[v] = true;
   }
   const std::unordered_set<std::string> cheap(options.cheap_ops.begin(), options.cheap_ops.end());
   const std::vector<std::size_t> position = detail::topological_positions(f);

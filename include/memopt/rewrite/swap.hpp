@@ -59,6 +59,18 @@ struct swap_options {
   double min_idle_us = 1000;          ///< ... and tensors live for no longer than this (the seed: 1 ms)
 };
 
+/// An is_reference_output for the graph `plan` makes of a graph of `n`
+/// vertices: the references the plan's nodes make (accumulators), and what
+/// `original` says of the original vertices (none when empty). It reads
+/// `plan`, which must outlive it.
+[[nodiscard]] inline std::function<bool(std::size_t, std::size_t)> plan_references(
+    const rewrite_plan& plan, std::size_t n, std::function<bool(std::size_t, std::size_t)> original = {}) {
+  return [&plan, n, original = std::move(original)](std::size_t v, std::size_t port) {
+    if (v >= n) return plan.nodes.at(v - n).outputs.at(port).reference;
+    return original && original(v, port);
+  };
+}
+
 /// The completion time of each vertex's op in a simulation (its last run), by vertex index.
 [[nodiscard]] inline std::vector<double> completion_times(const sim::simulation_result& r, std::size_t n) {
   std::vector<double> done(n, std::numeric_limits<double>::quiet_NaN());
@@ -127,12 +139,31 @@ inline std::optional<std::size_t> swap_out_trigger(const graph_facts& f, std::si
 
 }  // namespace detail
 
+/// The swaps of `requests` (see the header comment), with `done` the
+/// completion time of each vertex's op. Throws bad_plan_error for a request
+/// naming a vertex or data input that does not exist, or for `done` not
+/// holding one time per vertex.
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] rewrite_plan swap(const graph_facts& f, const std::vector<swap_request>& requests,
                                 const std::vector<double>& done, const swap_options& options = {},
                                 const Naming& naming = {}) {
   rewrite_plan plan;
   const std::unordered_set<std::string> names(f.name.begin(), f.name.end());
+  if (done.size() != f.size()) {
+    throw bad_plan_error({"swap needs a completion time for each of the " + std::to_string(f.size()) +
+                          " vertices, not " + std::to_string(done.size())});
+  }
+  for (const swap_request& request : requests) {
+    if (request.vertex >= f.size()) {
+      throw bad_plan_error({"a swap request names vertex " + std::to_string(request.vertex) + ", which does not exist"});
+    }
+    for (const std::size_t k : request.operands) {
+      if (k >= f.operands[request.vertex].size()) {
+        throw bad_plan_error({"a swap request names data input " + std::to_string(k) + " of '" + f.name[request.vertex] +
+                              "', which has " + std::to_string(f.operands[request.vertex].size())});
+      }
+    }
+  }
   const auto overwritten = detail::overwritten_storages(f);
   std::set<std::pair<std::size_t, std::size_t>> handled;
   for (const swap_request& request : requests) {
@@ -145,7 +176,7 @@ template <rewrite_naming Naming = seed_naming>
     const auto in_trigger = detail::swap_in_trigger(f, v, request.operands, static_cast<double>(bytes) / options.host_bytes_per_us, done);
     if (!in_trigger) continue;
     for (const std::size_t k : request.operands) {
-      if (k >= f.operands[v].size() || !handled.insert({v, k}).second) continue;
+      if (!handled.insert({v, k}).second) continue;
       const operand t = f.operands[v][k];
       const std::string out_name = naming.swap_out(f.name[v], k);
       const std::string in_name = naming.swap_in(f.name[v], k);
