@@ -1,8 +1,10 @@
 #pragma once
-// memopt-plan rewrite GRAPH --budget BYTES [--mode recompute|swap|accumulate|all]
+// memopt-plan rewrite GRAPH --budget BYTES [--mode remat|recompute|swap|accumulate|all]
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]...
 //     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
-// The memory optimizer's rewrites as plans (rewrite/). Recompute targets:
+// remat (the default): the budget-driven planner (rewrite/remat.hpp) over the
+// original's best schedule and its program order. The other modes are the
+// memory optimizer's rewrites as plans (rewrite/). Recompute targets:
 // nodes under the scope (default "gradients/") and nodes with attrs.phase
 // "backward"; the hint: attrs.recompute_hint (any value but false). Swap:
 // attrs.swap_to_host (input indices) and the heuristic on each device with a
@@ -15,9 +17,10 @@
 // object: graph, mode, budget, peak_before and peak_after (each the best
 // schedule's peak, exact_schedule under the work limit), proved_before,
 // proved_after, fits (peak_after <= budget), extra_flops, extra_flops_percent
-// (of the graph's flops), swapped_bytes, nodes_added and the plan (nodes,
-// redirects, controls, changes, relaxed). A budget that cannot be met is a
-// result. --output writes the rewritten graph in memopt-graph/1, in the
+// (of the graph's flops), swapped_bytes, nodes_added, floor (bytes, node: no
+// rematerialisation goes below it), out_of_reach (why, when peak_after is
+// above the budget) and the plan (nodes, redirects, controls, changes,
+// relaxed). A budget that cannot be met is a result. --output writes the rewritten graph in memopt-graph/1, in the
 // order reaching peak_after: every original node keeps its name, attributes
 // and the graph outputs (a changed one takes its new op); added nodes carry
 // their sizes, flops and attrs.rewrite (their role) and attrs.copy_of;
@@ -306,6 +309,30 @@ inline rewrite::rewrite_plan rewrite_passes(const io::file_graph& g, const rewri
   return rewrite::then(p, rewrite::relax_allocator_constraints(result), facts.size());
 }
 
+/// The budget-driven planner over the best schedule of the original graph
+/// and over its program order (whichever plans better): the plan and the
+/// order it is meant to run in.
+inline rewrite::remat_result remat_plan(const io::file_graph& g, const rewrite::graph_facts& facts, std::uint64_t budget,
+                                        const std::vector<std::size_t>& feed, const exact_options& search) {
+  const auto best = exact_schedule(g, search);
+  const auto program = program_order(g);
+  return rewrite::rematerialize_best(
+      facts, {std::vector<std::size_t>(best.order.begin(), best.order.end()), std::vector<std::size_t>(program.begin(), program.end())},
+      {.budget = budget, .feed = feed});
+}
+
+/// Why the budget was not met: the floor when it is above the budget (no
+/// plan fits), else what the passes reached.
+inline std::string out_of_reach(const rewrite::graph_facts& facts, const rewrite::remat_floor& floor,
+                                std::uint64_t reached, std::uint64_t budget) {
+  if (floor.bytes > budget) {
+    return "no plan fits: step '" + facts.name[floor.vertex] + "' needs " + std::to_string(floor.bytes) +
+           " bytes at once (its inputs and outputs), above the budget of " + std::to_string(budget);
+  }
+  return "the lowest peak reached is " + std::to_string(reached) + " bytes, above the budget of " +
+         std::to_string(budget) + " (the floor is " + std::to_string(floor.bytes) + ")";
+}
+
 /// GRAPH as memopt-graph/1, and the GraphDef document when it is one (JSON
 /// without "format"; tf_like/rewrite.hpp maps its marks).
 inline std::pair<io::file_graph, std::optional<nlohmann::json>> load_rewrite_graph(const graph_argument& arg) {
@@ -337,7 +364,7 @@ inline command add_rewrite_command(CLI::App& app) {
   struct options {
     graph_argument graph;
     std::uint64_t budget = 0;
-    std::string mode = "recompute";
+    std::string mode = "remat";
     std::string recompute = "heuristic";
     std::string scope = "gradients/";
     std::vector<std::string> feed;
@@ -349,10 +376,12 @@ inline command add_rewrite_command(CLI::App& app) {
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recompute, swap, accumulate), as JSON");
   add_graph_argument(cmd, opts->graph);
-  cmd->add_option("--budget", opts->budget, "the device's memory in bytes (swap aims under it; fits says whether peak_after is)")
+  cmd->add_option("--budget", opts->budget, "the device's memory in bytes (remat and swap aim under it; fits says whether peak_after is)")
       ->required();
-  cmd->add_option("--mode", opts->mode, "recompute, swap, accumulate or all (recompute, then accumulate and swap)")
-      ->check(CLI::IsMember({"recompute", "swap", "accumulate", "all"}));
+  cmd->add_option("--mode", opts->mode,
+                  "remat (the budget-driven planner, default), or the seed's passes: recompute, swap, accumulate or all "
+                  "(recompute, then accumulate and swap)")
+      ->check(CLI::IsMember({"remat", "recompute", "swap", "accumulate", "all"}));
   cmd->add_option("--recompute", opts->recompute, "manual (hinted nodes) or heuristic (cheap op types too)")
       ->check(CLI::IsMember({"manual", "heuristic"}));
   cmd->add_option("--scope", opts->scope, "name scope of the targets (default gradients/)");
@@ -378,6 +407,11 @@ inline command add_rewrite_command(CLI::App& app) {
             const exact_options search{.time_limit_seconds = std::nullopt, .work_limit = opts->work_limit,
                                        .stop = &interrupted};
             const auto [plan, report] = naming_nodes(g, opts->graph.path, [&] {
+              if (opts->mode == "remat") {
+                auto remat = remat_plan(g, facts, opts->budget, feed, search);
+                auto r = rewrite::evaluate(facts, remat.plan, search, remat.order);
+                return std::pair(std::move(remat.plan), std::move(r));
+              }
               auto p = rewrite_passes(g, facts, opts->mode, opts->recompute, opts->scope, feed, config, search, opts->rounds);
               auto r = rewrite::evaluate(facts, p, search);
               return std::pair(std::move(p), std::move(r));
@@ -398,6 +432,10 @@ inline command add_rewrite_command(CLI::App& app) {
             out["extra_flops_percent"] = total_flops > 0 ? 100 * report.extra_flops / total_flops : 0.0;
             out["swapped_bytes"] = report.swapped_bytes;
             out["nodes_added"] = report.nodes_added;
+            const auto floor = rewrite::rematerialisation_floor(facts);
+            out["floor"] = {{"bytes", floor.bytes},
+                            {"node", floor.vertex == rewrite::no_vertex ? "" : facts.name[floor.vertex]}};
+            if (report.peak_after > opts->budget) out["out_of_reach"] = out_of_reach(facts, floor, report.peak_after, opts->budget);
             out["plan"] = plan_json(facts, plan);
             if (interrupted) out["interrupted"] = true;
             if (!opts->output.empty()) {

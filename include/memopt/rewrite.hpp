@@ -13,4 +13,5 @@
 #include <memopt/rewrite/plan.hpp>
 #include <memopt/rewrite/recompute.hpp>
 #include <memopt/rewrite/relax.hpp>
+#include <memopt/rewrite/remat.hpp>
 #include <memopt/rewrite/swap.hpp>

@@ -142,7 +142,7 @@ TEST_CASE("report: a one-device simulation under each ready policy") {
 TEST_CASE("rewrite: the JSON contract, the rewritten graph written and read back at peak_after") {
   const std::string graph = data_dir + "/rewrite/bn_relu_train.json";
   const auto rewritten = temp_path("rewritten.json");
-  const auto r = plan("rewrite " + graph + " --budget 400 --output " + rewritten.string());
+  const auto r = plan("rewrite " + graph + " --budget 400 --mode recompute --output " + rewritten.string());
   REQUIRE(r.status == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["graph"] == "bn_relu_train");
@@ -244,7 +244,7 @@ TEST_CASE("rewrite on a GraphDef: the seed's heuristic recomputation written bac
       {"name": "gradients/BNGrad", "op": "AddN", "input": ["gradients/ReLUGrad", "Conv"]},
       {"name": "gradients/ConvGrad", "op": "AddN", "input": ["gradients/BNGrad"]}]})");
   const auto rewritten = temp_path("multinode_rewritten.json");
-  const auto r = plan("rewrite " + graph.string() + " --budget 1000 --output " + rewritten.string());
+  const auto r = plan("rewrite " + graph.string() + " --budget 1000 --mode recompute --output " + rewritten.string());
   REQUIRE(r.status == 0);
   CHECK(nlohmann::json::parse(r.out)["nodes_added"] == 4);
   const auto out = nlohmann::json::parse(std::ifstream(rewritten));
@@ -254,6 +254,30 @@ TEST_CASE("rewrite on a GraphDef: the seed's heuristic recomputation written bac
   check_refused(plan("rewrite " + write_temp("bad.graphdef.json", R"({"node": [{"name": "a", "input": ["b"]}]})").string() +
                      " --budget 10"),
                 "input \"b\" names no node");
+}
+
+TEST_CASE("rewrite --mode remat (the default): a budget met with copies, one out of reach says why") {
+  const std::string graph = data_dir + "/resnet18_train_b32.json";
+  const auto best = nlohmann::json::parse(plan("schedule " + graph + " --algo exact --work-limit 200000").out);
+  const auto peak = best["peak_bytes"].get<std::uint64_t>();
+  const auto rewritten = temp_path("remat.json");
+  const auto j = nlohmann::json::parse(plan("rewrite " + graph + " --budget " + std::to_string(peak * 6 / 10) +
+                                            " --output " + rewritten.string()).out);
+  CHECK(j["mode"] == "remat");
+  CHECK(j["peak_before"] == peak);
+  CHECK(j["fits"] == true);
+  CHECK(j["peak_after"] <= peak * 6 / 10);
+  CHECK(j["nodes_added"] > 0);
+  CHECK(j["extra_flops"] > 0);
+  CHECK(j["floor"]["bytes"] <= j["peak_after"]);
+  CHECK_FALSE(j.contains("out_of_reach"));
+  CHECK(nlohmann::json::parse(plan("peak " + rewritten.string()).out)["peak_bytes"] == j["peak_after"]);
+  // Below the floor: the lowest peak reached, and why no plan fits.
+  const auto floor = j["floor"]["bytes"].get<std::uint64_t>();
+  const auto low = nlohmann::json::parse(plan("rewrite " + graph + " --budget " + std::to_string(floor - 1)).out);
+  CHECK(low["fits"] == false);
+  CHECK(low["peak_after"] >= floor);
+  CHECK(low["out_of_reach"].get<std::string>().find("no plan fits: step '" + j["floor"]["node"].get<std::string>()) == 0);
 }
 
 TEST_CASE("compare --families simulate,rewrite: ready policies and rewrite modes side by side") {
@@ -267,7 +291,7 @@ TEST_CASE("compare --families simulate,rewrite: ready policies and rewrite modes
     if (c["family"] == "simulate") CHECK(c["value"] >= c["lower_bound"]);
   }
   CHECK(simulate == std::vector<std::string>{"composite", "fifo", "lifo", "first-ready", "program"});
-  CHECK(rewrite == std::vector<std::string>{"recompute", "swap", "accumulate", "all"});
+  CHECK(rewrite == std::vector<std::string>{"remat", "recompute", "swap", "accumulate", "all"});
   const auto program = nlohmann::json::parse(plan("simulate " + graph + " --policy program").out);
   const auto cell = std::ranges::find_if(j["cells"], [](const auto& c) { return c["algorithm"] == "program" && c["family"] == "simulate"; });
   CHECK((*cell)["value"] == program["devices"][0]["peak_bytes"]);

@@ -9,9 +9,12 @@
 #include <memopt/rewrite/apply.hpp>
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/plan.hpp>
+#include <memopt/graph/compact.hpp>
+#include <memopt/graph/topology.hpp>
 #include <memopt/schedule/exact.hpp>
 
 #include <cstddef>
+#include <span>
 #include <cstdint>
 #include <vector>
 
@@ -34,8 +37,12 @@ inline exact_options default_evaluation_search() {
   return {.time_limit_seconds = std::nullopt, .work_limit = 200'000};
 }
 
+/// `start`, when given, is an order of the rewritten graph (the one a
+/// planner meant it to run in): the search also starts from it, and
+/// peak_after is the lower of the two searches'.
 [[nodiscard]] inline rewrite_report evaluate(const graph_facts& f, const rewrite_plan& p,
-                                             const exact_options& search = default_evaluation_search()) {
+                                             const exact_options& search = default_evaluation_search(),
+                                             std::span<const node_ref> start = {}) {
   rewrite_report r;
   r.graph = apply(f, p);
   // The original is the rewritten graph of the empty plan.
@@ -46,6 +53,17 @@ inline exact_options default_evaluation_search() {
   r.peak_after = after.peak_bytes;
   r.proved_after = after.proved_optimal;
   r.order_after.assign(after.order.begin(), after.order.end());
+  if (!start.empty()) {
+    std::vector<std::size_t> order;
+    for (const node_ref ref : start) order.push_back(ref.added ? f.size() + ref.index : ref.index);
+    if (!is_topological_order(r.graph, order)) throw bad_plan_error({"evaluate: the start order is not an order of the rewritten graph"});
+    const auto found = exact_order(make_compact_graph(r.graph), order, search);
+    if (found.peak_bytes < r.peak_after) {
+      r.peak_after = found.peak_bytes;
+      r.proved_after = found.proved_optimal;
+      r.order_after = found.order;
+    }
+  }
   for (const added_node& node : p.nodes) {
     if (node.role == node_role::recomputed) r.extra_flops += node.flops;
     if (node.on_host) {

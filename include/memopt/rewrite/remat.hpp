@@ -1,0 +1,602 @@
+#pragma once
+// Budget-driven rematerialisation: given a byte budget, which tensors to drop
+// and recompute, and the order to run the result in, so that the peak fits
+// at little extra compute. The planner runs the graph in a fixed order (the
+// best schedule of the original, or the caller's) over memopt's memory model
+// and, whenever the next step would pass the budget, evicts resident storages
+// in order of least recompute cost per byte and per step of idleness until
+// their next use (Belady's rule weighted by cost, as in DTR); a step that
+// needs an evicted tensor first recomputes it, recursively through evicted
+// inputs, as a copy of its producer (Recomputed/<node>, then
+// Recomputed_<k>/<node> for the k-th copy) reading the inputs' current
+// copies. Each copy waits (a control edge) for the op run just before it, so
+// it runs where the plan put it. The plan passes check_plan: every copy runs
+// its original's op on the same values.
+//
+// Never dropped: graph outputs (the loss, what the caller fetches),
+// persistent storages, storages an in-place op has still to write, and what
+// cannot be recomputed to the same value: sources (no data inputs:
+// parameters, inputs, random draws), fed vertices, and what the caller
+// excludes. A view costs nothing, so dropping a storage drops its views with
+// it, and bringing a view back recomputes its root first. An in-place write
+// makes the values it overwrites unavailable; a copy of an in-place op writes
+// a new tensor (written in place, it would clobber what its original's
+// readers still read), and no copy reads a storage an in-place op has still
+// to write (the write would have to come first).
+//
+// remat_floor is a bound no plan goes below: a step's inputs and outputs are
+// live together, whatever is recomputed, so the largest such set of
+// (transient, distinct) storages is a floor, with the step that makes it.
+//
+// O(steps x resident storages) for the evictions, plus the copies.
+
+#include <memopt/rewrite/graph.hpp>
+#include <memopt/rewrite/naming.hpp>
+#include <memopt/rewrite/plan.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace memopt::rewrite {
+
+/// Op types whose outputs differ from run to run (random draws) or are
+/// uninitialised (empty): TF and ATen names. Never recomputed.
+[[nodiscard]] inline std::vector<std::string> default_unrepeatable_ops() {
+  return {// TensorFlow
+          "RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal", "RandomShuffle",
+          "Multinomial", "RandomGamma", "RandomPoisson", "RandomPoissonV2", "StatelessRandomUniform",
+          "Dropout", "Empty",
+          // ATen
+          "bernoulli", "bernoulli_", "dropout", "native_dropout", "rand", "rand_like", "randn", "randn_like",
+          "randint", "randint_like", "randperm", "normal", "normal_", "uniform_", "exponential_", "geometric_",
+          "log_normal_", "cauchy_", "random_", "multinomial", "poisson", "empty", "empty_like",
+          "empty_strided", "new_empty", "new_empty_strided"};
+}
+
+struct remat_options {
+  std::uint64_t budget = 0;                    ///< the peak to fit, bytes
+  std::vector<std::size_t> feed;               ///< fed vertices: never recomputed
+  std::vector<std::string> unrepeatable_ops = default_unrepeatable_ops();  ///< never recomputed
+  std::function<bool(std::size_t)> may_recompute;  ///< also required of a vertex to recompute it, when set
+  /// A work limit: once this many copies are made (0: four per vertex), no
+  /// more storages are dropped; those dropped already are still rebuilt.
+  std::size_t max_copies = 0;
+};
+
+struct remat_floor {
+  std::uint64_t bytes = 0;
+  std::size_t vertex = no_vertex;  ///< the step whose inputs and outputs make it
+};
+
+struct remat_result {
+  rewrite_plan plan;
+  std::vector<node_ref> order;  ///< the order to run the rewritten graph in
+  std::uint64_t planned_peak = 0;  ///< the peak the planner's run reached
+  std::vector<std::uint64_t> planned_bytes;  ///< by step of `order`: the bytes the planner counted live
+  double extra_flops = 0;
+};
+
+namespace detail {
+
+/// By vertex and port: the root (vertex, port) of the tensor's storage.
+inline std::vector<std::vector<operand>> storage_roots(const graph_facts& f) {
+  std::vector<std::vector<operand>> root(f.size());
+  for (std::size_t v = 0; v < f.size(); ++v) {
+    for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
+      operand t{v, port};
+      for (std::size_t hops = 0; hops <= f.size(); ++hops) {
+        const auto& shares = f.outputs[t.vertex][t.port].shares;
+        if (!shares) break;
+        t = shares->source;
+      }
+      root[v].push_back(t);
+    }
+  }
+  return root;
+}
+
+}  // namespace detail
+
+/// The floor (see the header comment). O(V + E log E).
+[[nodiscard]] inline remat_floor rematerialisation_floor(const graph_facts& f) {
+  const auto root = detail::storage_roots(f);
+  remat_floor floor;
+  for (std::size_t v = 0; v < f.size(); ++v) {
+    std::set<std::pair<std::size_t, std::size_t>> storages;
+    for (const operand& o : f.operands[v]) storages.emplace(root[o.vertex][o.port].vertex, root[o.vertex][o.port].port);
+    for (std::size_t port = 0; port < f.outputs[v].size(); ++port) storages.emplace(root[v][port].vertex, root[v][port].port);
+    std::uint64_t bytes = 0;
+    for (const auto& [r, port] : storages) {
+      if (!f.persistent[r]) bytes += f.outputs[r][port].bytes;
+    }
+    if (bytes > floor.bytes || floor.vertex == no_vertex) floor = {bytes, v};
+  }
+  return floor;
+}
+
+namespace detail {
+
+/// A tensor the run dropped and then needed where it cannot be recomputed;
+/// rematerialize runs again with it kept.
+struct unrebuildable {
+  operand tensor;
+};
+
+/// Tensors to keep resident once made, and vertices not to recompute: what
+/// earlier runs learnt.
+struct remat_repairs {
+  std::set<std::pair<std::size_t, std::size_t>> kept;
+  std::set<std::size_t> not_recomputed;
+};
+
+/// The planner's run (see the header comment).
+template <rewrite_naming Naming>
+class remat_run {
+ public:
+  remat_run(const graph_facts& f, const std::vector<std::size_t>& order, const remat_options& options, const Naming& naming,
+            const remat_repairs& repairs)
+      : f_(f), order_(order), options_(options), naming_(naming) {
+    const std::size_t n = f.size();
+    std::vector<std::size_t> position(n, 0);
+    for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+    holder_.resize(n);
+    where_.resize(n);
+    uses_.resize(n);
+    later_.resize(n);
+    for (std::size_t v = 0; v < n; ++v) {
+      later_[v].resize(f.outputs[v].size());
+      holder_[v].assign(f.outputs[v].size(), no_holder);
+      lost_in_.emplace_back(f.outputs[v].size(), no_holder);
+      where_[v].resize(f.outputs[v].size());
+      uses_[v].resize(f.outputs[v].size());
+    }
+    for (std::size_t v = 0; v < n; ++v) {
+      for (const operand& o : f.operands[v]) uses_[o.vertex][o.port].push_back(position[v]);
+    }
+    for (auto& by_port : uses_) {
+      for (auto& positions : by_port) std::ranges::sort(positions, std::greater<>());  // the next use last
+    }
+    std::vector<bool> fed(n, false);
+    for (const std::size_t v : options.feed) fed[v] = true;
+    recomputable_.assign(n, false);
+    pinned_.resize(n);
+    writers_.resize(n);
+    const auto root = storage_roots(f);
+    for (std::size_t v = 0; v < n; ++v) {
+      recomputable_[v] = !f.operands[v].empty() && !fed[v] && !f.persistent[v] &&
+                         std::ranges::find(options.unrepeatable_ops, f.op[v]) == options.unrepeatable_ops.end() &&
+                         (!options.may_recompute || options.may_recompute(v));
+      pinned_[v].resize(f.outputs[v].size());
+      writers_[v].resize(f.outputs[v].size());
+      for (std::size_t port = 0; port < f.outputs[v].size(); ++port) pinned_[v][port] = f.outputs[v][port].live_out;
+    }
+    for (std::size_t v = 0; v < n; ++v) {
+      for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
+        const auto& shares = f.outputs[v][port].shares;
+        if (shares && shares->in_place) ++writers_[root[v][port].vertex][root[v][port].port];
+      }
+    }
+    for (const auto& [v, port] : repairs.kept) pinned_[v][port] = true;
+    for (const std::size_t v : repairs.not_recomputed) recomputable_[v] = false;
+    expiring_.resize(order.size());
+  }
+
+  remat_result run() {
+    for (step_ = 0; step_ < order_.size(); ++step_) {
+      // Recompute reads planned for the step before expire with it.
+      if (step_ > 0) release_expired(step_ - 1);
+      const std::size_t v = order_[step_];
+      // What reads a value after an in-place write over it cannot be recomputed
+      // from copies, which hold values as they were made.
+      if (std::ranges::any_of(f_.operands[v], [&](operand o) { return lost_in_[o.vertex][o.port] != no_holder; })) {
+        recomputable_[v] = false;
+      }
+      const auto inputs = ensure_inputs(v, false);
+      compute(v, original(v), inputs);
+      for (std::size_t k = 0; k < inputs.size(); ++k) {
+        if (inputs[k].tensor.node.added) result_.plan.redirects.push_back({v, k, inputs[k].tensor});
+      }
+    }
+    return std::move(result_);
+  }
+
+ private:
+  static constexpr std::size_t no_holder = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t never = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t max_rebuild_walk = 32;  ///< a rebuild reaching further back is not considered
+
+  /// A storage as materialised now.
+  struct storage {
+    std::uint64_t bytes = 0;
+    bool counted = true;           ///< transient (not persistent)
+    bool resident = true;
+    std::size_t pending = 0;       ///< reads by steps under way (ensured, not yet run)
+    std::size_t writes = 0;        ///< in-place writes into it still to run
+    std::vector<operand> tensors;  ///< the original tensors it holds
+  };
+
+  /// Next use of original tensor t at this step or later (a position in the order), or never.
+  std::size_t next_use(operand t) {
+    auto& positions = uses_[t.vertex][t.port];
+    while (!positions.empty() && positions.back() < step_) positions.pop_back();
+    std::size_t next = positions.empty() ? never : positions.back();
+    auto& planned = later_[t.vertex][t.port];
+    while (!planned.empty() && planned.begin()->first < step_) planned.erase(planned.begin());
+    if (!planned.empty()) next = std::min(next, planned.begin()->first);
+    return next;
+  }
+
+  std::size_t next_static_use(operand t) {
+    auto& positions = uses_[t.vertex][t.port];
+    while (!positions.empty() && positions.back() < step_) positions.pop_back();
+    return positions.empty() ? never : positions.back();
+  }
+
+  bool needed_later(std::size_t s) {
+    storage& st = storages_[s];
+    if (!st.counted || st.pending > 0) return true;
+    return std::ranges::any_of(st.tensors, [&](operand t) {
+      if (holder_[t.vertex][t.port] == s) return pinned_[t.vertex][t.port] || next_use(t) != never;
+      // A value overwritten here: only originals still read it here (copies
+      // recompute it), and a graph output keeps its storage to the end.
+      return lost_in_[t.vertex][t.port] == s && (pinned_[t.vertex][t.port] || next_static_use(t) != never);
+    });
+  }
+
+  /// v's outputs are rebuilt: the reads planned for their rebuilds are done.
+  void cancel_planned_reads(std::size_t v) {
+    for (std::size_t port = 0; port < f_.outputs[v].size(); ++port) {
+      const auto it = planned_reads_.find(tensor_key{v, port});
+      if (it == planned_reads_.end()) continue;
+      for (const auto& [o, when] : it->second) {
+        auto& planned = later_[o.vertex][o.port];
+        if (const auto entry = planned.find({when, tensor_key{v, port}}); entry != planned.end()) planned.erase(entry);
+      }
+      planned_reads_.erase(it);
+    }
+  }
+
+  void release_expired(std::size_t position) {
+    for (const operand& t : expiring_[position]) {
+      if (holder_[t.vertex][t.port] != no_holder) release_if_dead(holder_[t.vertex][t.port]);
+    }
+  }
+
+  void release_if_dead(std::size_t s) {
+    if (storages_[s].resident && !needed_later(s)) drop(s);
+  }
+
+  /// Frees storage s; its tensors have no holder until recomputed.
+  void drop(std::size_t s) {
+    storage& st = storages_[s];
+    st.resident = false;
+    if (st.counted) resident_bytes_ -= st.bytes;
+    const std::size_t last = resident_.back();  // out of the resident list, in O(1)
+    resident_[slot_[s]] = last;
+    slot_[last] = slot_[s];
+    resident_.pop_back();
+    for (const operand& t : st.tensors) {
+      if (holder_[t.vertex][t.port] == s) holder_[t.vertex][t.port] = no_holder;
+    }
+  }
+
+  /// Where a step reads an input: the tensor and its storage.
+  struct input_ref {
+    tensor_ref tensor;
+    std::size_t storage = 0;
+  };
+
+  /// Where v's data inputs are read, recomputing dropped ones (for a copy,
+  /// also values an in-place write has overwritten); each is marked pending
+  /// until v runs.
+  std::vector<input_ref> ensure_inputs(std::size_t v, bool for_copy) {
+    std::vector<input_ref> inputs;
+    for (const operand& o : f_.operands[v]) {
+      inputs.push_back(ensure(o, for_copy));
+      ++storages_[inputs.back().storage].pending;
+    }
+    return inputs;
+  }
+
+  input_ref ensure(operand t, bool for_copy) {
+    // An original reading a tensor after an in-place write reads the storage as it is.
+    if (const std::size_t s = lost_in_[t.vertex][t.port]; !for_copy && s != no_holder && storages_[s].resident) {
+      return {{original(t.vertex), t.port}, s};
+    }
+    if (const std::size_t s = holder_[t.vertex][t.port]; s != no_holder) return {where_[t.vertex][t.port], s};
+    const std::size_t u = t.vertex;
+    if (!recomputable_[u]) throw unrebuildable{t};  // rare: the walks at eviction missed a later drop
+    const auto inputs = ensure_inputs(u, true);
+    const std::size_t k = copies_[u]++;
+    added_node node{.name = k == 0 ? naming_.recomputed(f_.name[u]) : "Recomputed_" + std::to_string(k) + "/" + f_.name[u],
+                    .op = f_.op[u],
+                    .device = f_.device[u],
+                    .role = node_role::recomputed,
+                    .copy_of = u,
+                    .flops = f_.flops[u]};
+    for (const input_ref& in : inputs) node.inputs.push_back(in.tensor);
+    for (const tensor_output& out : f_.outputs[u]) {
+      added_output copy{.bytes = out.bytes};
+      if (out.shares && !out.shares->in_place) copy.alias_operand = operand_index(u, out.shares->source);
+      node.outputs.push_back(copy);
+    }
+    if (last_run_) node.control.push_back(*last_run_);
+    const node_ref copy = added(result_.plan.nodes.size());
+    result_.plan.nodes.push_back(std::move(node));
+    result_.extra_flops += f_.flops[u];
+    compute(u, copy, inputs, t.port);
+    return {where_[t.vertex][t.port], holder_[t.vertex][t.port]};
+  }
+
+  std::size_t copies_of(std::size_t v) const {
+    const auto it = copies_.find(v);
+    return it == copies_.end() ? 0 : it->second;
+  }
+
+  std::size_t operand_index(std::size_t v, operand source) const {
+    return static_cast<std::size_t>(std::ranges::find(f_.operands[v], source) - f_.operands[v].begin());
+  }
+
+  /// Runs `node` (vertex v, or a copy of it) on its ensured inputs: its new
+  /// storages take memory, evicting what the budget asks, and hold v's
+  /// tensors not held elsewhere; then what the step was the last to need
+  /// goes, but for output `requested` (a copy's, which its requester reads next).
+  void compute(std::size_t v, node_ref node, const std::vector<input_ref>& inputs,
+               std::optional<std::size_t> requested = std::nullopt) {
+    std::vector<std::size_t> locked;  // storages this step reads or makes
+    for (const input_ref& in : inputs) locked.push_back(in.storage);
+    std::uint64_t needed = 0;
+    std::vector<std::size_t> output_storage(f_.outputs[v].size());
+    for (std::size_t port = 0; port < f_.outputs[v].size(); ++port) {
+      const auto& out = f_.outputs[v][port];
+      if (out.shares && !(out.shares->in_place && node.added)) {  // a copy of an in-place op writes anew
+        output_storage[port] = locked[operand_index(v, out.shares->source)];
+        if (out.shares->in_place) overwrite(output_storage[port]);
+      } else {
+        output_storage[port] = storages_.size();
+        storages_.push_back({.bytes = out.bytes, .counted = !f_.persistent[v], .writes = node.added ? 0 : writers_[v][port]});
+        slot_.push_back(resident_.size());
+        resident_.push_back(output_storage[port]);
+        if (!f_.persistent[v]) needed += out.bytes;
+      }
+      locked.push_back(output_storage[port]);
+    }
+    evict_for(needed, locked);
+    resident_bytes_ += needed;
+    result_.planned_peak = std::max(result_.planned_peak, resident_bytes_);
+    result_.planned_bytes.push_back(resident_bytes_);
+    for (std::size_t port = 0; port < f_.outputs[v].size(); ++port) {
+      if (holder_[v][port] != no_holder) continue;  // a copy of a node whose other outputs are gone
+      holder_[v][port] = output_storage[port];
+      where_[v][port] = {node, port};
+      storages_[output_storage[port]].tensors.push_back({v, port});
+    }
+    result_.order.push_back(node);
+    last_run_ = node;
+    if (node.added) cancel_planned_reads(v);
+    for (std::size_t k = 0; k < inputs.size(); ++k) --storages_[locked[k]].pending;
+    if (!node.added) {  // v's own reads of this step are done
+      for (const operand& o : f_.operands[v]) {
+        auto& positions = uses_[o.vertex][o.port];
+        while (!positions.empty() && positions.back() <= step_) positions.pop_back();
+      }
+    }
+    const std::size_t keep = requested ? holder_[v][*requested] : no_holder;
+    for (const std::size_t s : locked) {
+      if (s != keep) release_if_dead(s);
+    }
+  }
+
+  /// An in-place write into storage s: the values it held are gone.
+  void overwrite(std::size_t s) {
+    storage& st = storages_[s];
+    for (const operand& t : st.tensors) {
+      if (holder_[t.vertex][t.port] != s) continue;
+      holder_[t.vertex][t.port] = no_holder;
+      lost_in_[t.vertex][t.port] = s;
+    }
+    --st.writes;
+  }
+
+  /// Whether storage s may be dropped now to be recomputed later, and at what score (lower goes first).
+  std::optional<double> eviction_score(std::size_t s, const std::vector<std::size_t>& locked) {
+    const storage& st = storages_[s];
+    if (!st.resident || !st.counted || st.pending > 0 || st.writes > 0 || st.bytes == 0 ||
+        std::ranges::find(locked, s) != locked.end()) {
+      return std::nullopt;
+    }
+    double cost = 0;
+    std::size_t next = never;
+    std::vector<std::size_t> gone;  // vertices whose dropped outputs a rebuild recomputes too
+    for (const operand& t : st.tensors) {
+      if (lost_in_[t.vertex][t.port] == s && (pinned_[t.vertex][t.port] || next_static_use(t) != never)) {
+        return std::nullopt;  // read as it is, later
+      }
+      if (holder_[t.vertex][t.port] != s) continue;
+      if (pinned_[t.vertex][t.port] || !recomputable_[t.vertex]) return std::nullopt;
+      const auto rebuild = rebuild_cost(t.vertex, s, gone);
+      if (!rebuild) return std::nullopt;
+      cost += *rebuild;
+      next = std::min(next, next_use(t));
+    }
+    if (next == never || next <= step_) return std::nullopt;
+    const double idle = static_cast<double>(next - step_);
+    // A tensor dropped and rebuilt before is likely to be again: it weighs more each time.
+    double rebuilt = 1;
+    for (const operand& t : st.tensors) {
+      if (holder_[t.vertex][t.port] == s) rebuilt += static_cast<double>(copies_of(t.vertex));
+    }
+    return (cost + 1.0) * rebuilt / (static_cast<double>(st.bytes) * idle);
+  }
+
+  /// Flops to recompute vertex v and, transitively, its inputs that are gone
+  /// or in storage `dropping` (none if one of them cannot be); `seen` holds
+  /// the vertices counted already; `frontier` gets the held tensors the
+  /// rebuild reads.
+  std::optional<double> rebuild_cost(std::size_t v, std::size_t dropping, std::vector<std::size_t>& seen,
+                                     std::vector<operand>* frontier = nullptr) const {
+    if (std::ranges::find(seen, v) != seen.end()) return 0.0;
+    seen.push_back(v);
+    double cost = f_.flops[v];
+    for (const operand& o : f_.operands[v]) {
+      // A copy reading a storage an in-place op has still to write would have to wait for the write.
+      if (const std::size_t s = holder_[o.vertex][o.port]; s != no_holder && s != dropping) {
+        if (storages_[s].writes > 0) return std::nullopt;
+        if (frontier != nullptr) frontier->push_back(o);
+        continue;
+      }
+      if (!recomputable_[o.vertex] || seen.size() > max_rebuild_walk) return std::nullopt;
+      const auto inputs = rebuild_cost(o.vertex, dropping, seen, frontier);
+      if (!inputs) return std::nullopt;
+      cost += *inputs;
+    }
+    return cost;
+  }
+
+  void evict_for(std::uint64_t needed, const std::vector<std::size_t>& locked) {
+    const std::size_t max_copies = options_.max_copies > 0 ? options_.max_copies : 4 * f_.size();
+    while (resident_bytes_ + needed > options_.budget && result_.plan.nodes.size() < max_copies) {
+      std::optional<std::size_t> best;
+      double best_score = 0;
+      for (const std::size_t s : resident_) {
+        const auto score = eviction_score(s, locked);
+        if (score && (!best || *score < best_score || (*score == best_score && s < *best))) {
+          best = s;
+          best_score = *score;
+        }
+      }
+      if (!best) return;  // nothing more can go: the budget is out of reach at this step
+      // Their rebuilds read again what is held now, through inputs gone too:
+      // it stays until then (a rebuild comes no later than the use planned).
+      for (const operand& t : storages_[*best].tensors) {
+        const std::size_t when = holder_[t.vertex][t.port] == *best ? next_use(t) : never;
+        if (when == never) continue;
+        std::vector<std::size_t> seen;
+        std::vector<operand> frontier;
+        (void)rebuild_cost(t.vertex, *best, seen, &frontier);
+        for (const operand& o : frontier) {
+          later_[o.vertex][o.port].insert({when, {t.vertex, t.port}});
+          planned_reads_[{t.vertex, t.port}].push_back({o, when});
+          expiring_[when].push_back(o);
+        }
+      }
+      drop(*best);
+    }
+  }
+
+  const graph_facts& f_;
+  const std::vector<std::size_t>& order_;
+  const remat_options& options_;
+  const Naming& naming_;
+  std::vector<std::vector<std::vector<std::size_t>>> uses_;  ///< by tensor: its readers' positions, the next last
+  /// By tensor: (position, dropped tensor) of the rebuilds that will read it
+  /// by then; a rebuild done takes its reads back (planned_reads_).
+  using tensor_key = std::pair<std::size_t, std::size_t>;  ///< (vertex, port)
+  std::vector<std::vector<std::multiset<std::pair<std::size_t, tensor_key>>>> later_;
+  std::map<tensor_key, std::vector<std::pair<operand, std::size_t>>> planned_reads_;  ///< by dropped tensor
+  std::vector<std::vector<operand>> expiring_;               ///< by position: tensors with a recompute read planned there
+  std::vector<bool> recomputable_;
+  std::vector<std::vector<bool>> pinned_;
+  std::vector<std::vector<std::size_t>> writers_;            ///< by root tensor: in-place writes into its storage
+  std::vector<std::vector<std::size_t>> holder_;             ///< by tensor: the storage holding it, or no_holder
+  std::vector<std::vector<tensor_ref>> where_;               ///< by tensor: the node output holding it
+  std::vector<std::vector<std::size_t>> lost_in_;            ///< by tensor: the storage an in-place write took it from
+  std::vector<storage> storages_;
+  std::vector<std::size_t> resident_;  ///< the storages resident now, in no order
+  std::vector<std::size_t> slot_;      ///< by storage: its place in resident_
+  std::uint64_t resident_bytes_ = 0;
+  std::size_t step_ = 0;
+  std::optional<node_ref> last_run_;
+  std::map<std::size_t, std::size_t> copies_;  ///< copies made of each vertex
+  remat_result result_;
+};
+
+}  // namespace detail
+
+/// The plan for `budget` over `order` (a topological order of the original
+/// vertices, every one once). Throws bad_plan_error for an order that is not
+/// one or a fed vertex that does not exist.
+template <rewrite_naming Naming = seed_naming>
+[[nodiscard]] remat_result rematerialize(const graph_facts& f, const std::vector<std::size_t>& order,
+                                         const remat_options& options, const Naming& naming = {}) {
+  std::vector<bool> seen(f.size(), false);
+  if (order.size() != f.size()) {
+    throw bad_plan_error({"rematerialize needs an order of all " + std::to_string(f.size()) + " vertices, not " +
+                          std::to_string(order.size())});
+  }
+  for (const std::size_t v : order) {
+    if (v >= f.size() || seen[v]) throw bad_plan_error({"rematerialize: the order lists vertex " + std::to_string(v) + " twice or out of range"});
+    for (const operand& o : f.operands[v]) {
+      if (!seen[o.vertex]) throw bad_plan_error({"rematerialize: the order runs '" + f.name[v] + "' before its input '" + f.name[o.vertex] + "'"});
+    }
+    for (const std::size_t c : f.control[v]) {
+      if (!seen[c]) throw bad_plan_error({"rematerialize: the order runs '" + f.name[v] + "' before '" + f.name[c] + "'"});
+    }
+    seen[v] = true;
+  }
+  for (const std::size_t v : options.feed) {
+    if (v >= f.size()) throw bad_plan_error({"rematerialize: fed vertex " + std::to_string(v) + " does not exist"});
+  }
+  // A run that drops a tensor it cannot rebuild runs again keeping it (and
+  // not recomputing what reads it): each repair is permanent, so this ends.
+  detail::remat_repairs repairs;
+  for (;;) {
+    try {
+      return detail::remat_run<Naming>(f, order, options, naming, repairs).run();
+    } catch (const detail::unrebuildable& fault) {
+      const operand t = fault.tensor;
+      if (!repairs.kept.insert({t.vertex, t.port}).second) {
+        throw bad_plan_error({"rematerialize: '" + f.name[t.vertex] + "' is needed again and cannot be recomputed"});
+      }
+      for (const std::size_t c : f.consumers[t.vertex]) repairs.not_recomputed.insert(c);
+    }
+  }
+}
+
+/// The best of the plans over several orders: one that fits the budget
+/// before one that does not, then fewer extra flops, then the lower peak.
+/// When none fits, the planner also aims lower (a run that misses its target
+/// can land above a run aiming lower) and then runs again aiming at the
+/// lowest peak reached, so that steps which could not fit anyway no longer
+/// drive evictions elsewhere: the same peak, usually for fewer flops.
+template <rewrite_naming Naming = seed_naming>
+[[nodiscard]] remat_result rematerialize_best(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
+                                              const remat_options& options, const Naming& naming = {}) {
+  if (orders.empty()) throw bad_plan_error({"rematerialize_best needs at least one order"});
+  const auto better = [](const remat_result& a, const remat_result& b, std::uint64_t budget) {
+    const auto key = [budget](const remat_result& r) {
+      const bool over = r.planned_peak > budget;
+      return std::tuple(over, over ? r.planned_peak : 0, r.extra_flops);
+    };
+    return key(a) < key(b);
+  };
+  const auto best_for = [&](std::uint64_t target, std::uint64_t budget, std::optional<remat_result>& best) {
+    remat_options o = options;
+    o.budget = target;
+    for (const auto& order : orders) {
+      auto r = rematerialize(f, order, o, naming);
+      if (!best || better(r, *best, budget)) best = std::move(r);
+    }
+  };
+  std::optional<remat_result> best;
+  best_for(options.budget, options.budget, best);
+  if (best->planned_peak <= options.budget) return std::move(*best);
+  for (const double lower : {0.9, 0.8, 0.67, 0.5}) best_for(static_cast<std::uint64_t>(static_cast<double>(options.budget) * lower), options.budget, best);
+  const std::uint64_t reached = best->planned_peak;
+  best_for(reached, reached, best);
+  return std::move(*best);
+}
+
+}  // namespace memopt::rewrite
