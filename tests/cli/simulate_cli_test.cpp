@@ -233,18 +233,9 @@ TEST_CASE("rewrite --mode accumulate: the seed's AddN rewrite written out, and i
 }
 
 TEST_CASE("rewrite on a GraphDef: the seed's heuristic recomputation written back as a GraphDef") {
-  const auto graph = write_temp("multinode.graphdef.json", R"({"node": [
-      {"name": "Conv", "op": "VariableV2"},
-      {"name": "BN", "op": "FusedBatchNorm", "input": ["Conv"]},
-      {"name": "ReLU", "op": "Relu", "input": ["BN"]},
-      {"name": "Conv1", "op": "Identity", "input": ["ReLU"]},
-      {"name": "gradients/BN1Grad", "op": "AddN", "input": ["Conv1"]},
-      {"name": "gradients/Conv1Grad", "op": "AddN", "input": ["gradients/BN1Grad", "ReLU"]},
-      {"name": "gradients/ReLUGrad", "op": "AddN", "input": ["gradients/Conv1Grad", "ReLU"]},
-      {"name": "gradients/BNGrad", "op": "AddN", "input": ["gradients/ReLUGrad", "Conv"]},
-      {"name": "gradients/ConvGrad", "op": "AddN", "input": ["gradients/BNGrad"]}]})");
+  const std::string graph = data_dir + "/rewrite/multinode.graphdef.json";
   const auto rewritten = temp_path("multinode_rewritten.json");
-  const auto r = plan("rewrite " + graph.string() + " --budget 1000 --mode recompute --output " + rewritten.string());
+  const auto r = plan("rewrite " + graph + " --budget 1000 --mode recompute --output " + rewritten.string());
   REQUIRE(r.status == 0);
   CHECK(nlohmann::json::parse(r.out)["nodes_added"] == 4);
   const auto out = nlohmann::json::parse(std::ifstream(rewritten));

@@ -5,6 +5,7 @@
 // covered in tests/rewrite/swap_test.cpp with times worked out by hand.
 #include <tf_like/rewrite.hpp>
 
+#include <memopt/io/graph_file.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <doctest/doctest.h>
@@ -88,16 +89,7 @@ TEST_CASE("the seed's TwoInputSubgraphs: a custom scope, two hinted inputs") {
 }
 
 TEST_CASE("the seed's MultiNode: the heuristic copies the cheap batch norm and ReLU, not the convolution") {
-  const auto r = recompute(R"({"node": [
-      {"name": "Conv", "op": "VariableV2"},
-      {"name": "BN", "op": "FusedBatchNorm", "input": ["Conv"]},
-      {"name": "ReLU", "op": "Relu", "input": ["BN"]},
-      {"name": "Conv1", "op": "Identity", "input": ["ReLU"]},
-      {"name": "gradients/BN1Grad", "op": "AddN", "input": ["Conv1"]},
-      {"name": "gradients/Conv1Grad", "op": "AddN", "input": ["gradients/BN1Grad", "ReLU"]},
-      {"name": "gradients/ReLUGrad", "op": "AddN", "input": ["gradients/Conv1Grad", "ReLU"]},
-      {"name": "gradients/BNGrad", "op": "AddN", "input": ["gradients/ReLUGrad", "Conv"]},
-      {"name": "gradients/ConvGrad", "op": "AddN", "input": ["gradients/BNGrad"]}]})",
+  const auto r = recompute(memopt::io::detail::read_file(MEMOPT_DATA_DIR "/rewrite/multinode.graphdef.json"),
                            rw::recompute_mode::heuristic);
   CHECK(r.size() == 13);
   CHECK(r.inputs("gradients/Conv1Grad") == std::vector<std::string>{"gradients/BN1Grad", "Recomputed/ReLU"});
