@@ -356,6 +356,7 @@ class remat_run {
   void compute(std::size_t v, node_ref node, const std::vector<input_ref>& inputs,
                std::optional<std::size_t> requested = std::nullopt) {
     std::vector<std::size_t> locked;  // storages this step reads or makes
+    locked.reserve(inputs.size() + f_.outputs[v].size());
     for (const input_ref& in : inputs) locked.push_back(in.storage);
     std::uint64_t needed = 0;
     std::vector<std::size_t> output_storage(f_.outputs[v].size());
