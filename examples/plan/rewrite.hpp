@@ -1,5 +1,8 @@
 #pragma once
 // memopt-plan rewrite GRAPH --budget BYTES [--mode remat|recompute|swap|accumulate|all]
+// memopt-plan rewrite GRAPH --curve   (graph, peak_before, floor, curve: budget,
+//     peak, fits, extra_flops, extra_flops_percent, nodes_added at eleven
+//     budgets from the best peak down to the floor)
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]...
 //     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
 // remat (the default): the budget-driven planner (rewrite/remat.hpp) over the
@@ -321,6 +324,41 @@ inline rewrite::remat_result remat_plan(const io::file_graph& g, const rewrite::
       {.budget = budget, .feed = feed});
 }
 
+/// The trade-off curve: the planner at eleven budgets from the best peak down
+/// to the floor, each point the peak of the planner's own order (liveness of
+/// the rewritten graph) and the flops it adds.
+inline nlohmann::ordered_json remat_curve(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                          const std::vector<std::size_t>& feed, const exact_options& search) {
+  const auto best = exact_schedule(g, search);
+  const auto floor = rewrite::rematerialisation_floor(facts);
+  double total_flops = 0;
+  for (const double flops : facts.flops) total_flops += flops;
+  nlohmann::ordered_json out;
+  out["graph"] = g[boost::graph_bundle].name;
+  out["peak_before"] = best.peak_bytes;
+  out["floor"] = {{"bytes", floor.bytes}, {"node", floor.vertex == rewrite::no_vertex ? "" : facts.name[floor.vertex]}};
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  const double high = static_cast<double>(best.peak_bytes);
+  const double low = static_cast<double>(std::min(floor.bytes, best.peak_bytes));
+  for (int k = 0; k <= 10; ++k) {
+    const auto budget = static_cast<std::uint64_t>(high - (high - low) * k / 10);
+    const auto remat = remat_plan(g, facts, budget, feed, search);
+    const auto h = rewrite::apply(facts, remat.plan);
+    std::vector<std::size_t> order;
+    order.reserve(remat.order.size());
+    for (const auto ref : remat.order) order.push_back(ref.added ? facts.size() + ref.index : ref.index);
+    const auto peak = liveness(h, std::span<const std::size_t>(order)).peak_bytes;
+    points.push_back({{"budget", budget},
+                      {"peak", peak},
+                      {"fits", peak <= budget},
+                      {"extra_flops", remat.extra_flops},
+                      {"extra_flops_percent", total_flops > 0 ? 100 * remat.extra_flops / total_flops : 0.0},
+                      {"nodes_added", remat.plan.nodes.size()}});
+  }
+  out["curve"] = std::move(points);
+  return out;
+}
+
 /// Why the budget was not met: the floor when it is above the budget (no
 /// plan fits), else what the passes reached.
 inline std::string out_of_reach(const rewrite::graph_facts& facts, const rewrite::remat_floor& floor,
@@ -372,12 +410,13 @@ inline command add_rewrite_command(CLI::App& app) {
     std::uint64_t work_limit = 200'000;
     std::string output;
     std::size_t rounds = 25;
+    bool curve = false;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recompute, swap, accumulate), as JSON");
   add_graph_argument(cmd, opts->graph);
-  cmd->add_option("--budget", opts->budget, "the device's memory in bytes (remat and swap aim under it; fits says whether peak_after is)")
-      ->required();
+  cmd->add_option("--budget", opts->budget, "the device's memory in bytes (remat and swap aim under it; fits says whether peak_after is)");
+  cmd->add_flag("--curve", opts->curve, "the trade-off curve instead: remat at budgets from the best peak down to the floor");
   cmd->add_option("--mode", opts->mode,
                   "remat (the budget-driven planner, default), or the seed's passes: recompute, swap, accumulate or all "
                   "(recompute, then accumulate and swap)")
@@ -392,6 +431,7 @@ inline command add_rewrite_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--output", opts->output, "write the rewritten graph (memopt-graph/1)");
   return {cmd, [opts] {
+            if (!opts->curve && opts->budget == 0) throw cli_error("--budget is required (or --curve)");
             const auto loaded = load_rewrite_graph(opts->graph);
             const io::file_graph& g = loaded.first;
             const std::optional<nlohmann::json>& graph_def = loaded.second;
@@ -406,6 +446,10 @@ inline command add_rewrite_command(CLI::App& app) {
             if (opts->config.empty()) config.machine.devices[0].memory_bytes = opts->budget;
             const exact_options search{.time_limit_seconds = std::nullopt, .work_limit = opts->work_limit,
                                        .stop = &interrupted};
+            if (opts->curve) {
+              std::cout << naming_nodes(g, opts->graph.path, [&] { return remat_curve(g, facts, feed, search); }).dump() << '\n';
+              return;
+            }
             const auto [plan, report] = naming_nodes(g, opts->graph.path, [&] {
               if (opts->mode == "remat") {
                 auto remat = remat_plan(g, facts, opts->budget, feed, search);

@@ -271,6 +271,23 @@ TEST_CASE("rewrite --mode remat (the default): a budget met with copies, one out
   CHECK(low["out_of_reach"].get<std::string>().find("no plan fits: step '" + j["floor"]["node"].get<std::string>()) == 0);
 }
 
+TEST_CASE("rewrite --curve: eleven budgets from the best peak down to the floor, costlier as they fall") {
+  const std::string graph = data_dir + "/mobilenet_v2_train_b32.json";
+  const auto j = nlohmann::json::parse(plan("rewrite " + graph + " --curve").out);
+  const auto& curve = j["curve"];
+  REQUIRE(curve.size() == 11);
+  CHECK(curve[0]["budget"] == j["peak_before"]);
+  CHECK(curve[0]["nodes_added"] == 0);
+  CHECK(curve[10]["budget"] == j["floor"]["bytes"]);
+  for (std::size_t k = 0; k < curve.size(); ++k) {
+    CHECK(curve[k]["peak"] >= j["floor"]["bytes"]);
+    CHECK(curve[k]["fits"] == (curve[k]["peak"] <= curve[k]["budget"]));
+  }
+  CHECK(curve[5]["fits"] == true);
+  CHECK(curve[5]["extra_flops"] > curve[1]["extra_flops"]);
+  check_refused(plan("rewrite " + graph), "--budget is required");
+}
+
 TEST_CASE("compare --families simulate,rewrite: ready policies and rewrite modes side by side") {
   const std::string graph = data_dir + "/rewrite/bn_relu_train.json";
   const auto r = plan("compare " + graph + " --families simulate,rewrite --format json");
