@@ -16,17 +16,23 @@
 // Never dropped: graph outputs (the loss, what the caller fetches),
 // persistent storages, storages an in-place op has still to write, and what
 // cannot be recomputed to the same value: sources (no data inputs:
-// parameters, inputs, random draws), fed vertices, and what the caller
-// excludes. A view costs nothing, so dropping a storage drops its views with
+// parameters, inputs), random draws and uninitialised buffers
+// (default_unrepeatable_ops), fed vertices, ops that read a value after an
+// in-place write over it, and what the caller excludes. A view costs nothing, so dropping a storage drops its views with
 // it, and bringing a view back recomputes its root first. An in-place write
 // makes the values it overwrites unavailable; a copy of an in-place op writes
 // a new tensor (written in place, it would clobber what its original's
 // readers still read), and no copy reads a storage an in-place op has still
 // to write (the write would have to come first).
 //
-// remat_floor is a bound no plan goes below: a step's inputs and outputs are
-// live together, whatever is recomputed, so the largest such set of
-// (transient, distinct) storages is a floor, with the step that makes it.
+// The cost of dropping a storage counts its whole rebuild (dropped ancestors
+// too, up to 32) and grows with each rebuild of it; dropping one keeps what
+// its rebuild reads resident until then. A run that still needs a tensor it
+// cannot rebuild runs again keeping it (a permanent repair, so this ends).
+//
+// rematerialisation_floor is a bound no plan goes below: a step's inputs and
+// outputs are live together, whatever is recomputed, so the largest such set
+// of (transient, distinct) storages is a floor, with the step that makes it.
 //
 // O(steps x resident storages) for the evictions, plus the copies.
 
@@ -35,7 +41,6 @@
 #include <memopt/rewrite/plan.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -45,7 +50,6 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
