@@ -16,6 +16,7 @@
 
 namespace rw = memopt::rewrite;
 namespace sim = memopt::sim;
+using memopt::testing::added_names;
 using memopt::testing::inputs_of;
 
 namespace {
@@ -32,12 +33,6 @@ const std::string addn = R"([
   {"name": "d", "op": "AddN", "outputs": [100], "inputs": ["a:0", "b:0", "c:0"], "device": "/cpu:0", "flops": 300},
   {"name": "e", "op": "Square", "outputs": [100], "inputs": ["d:0"], "device": "/cpu:0"}])";
 
-std::vector<std::string> names_of(const rw::rewrite_plan& plan) {
-  std::vector<std::string> names;
-  for (const auto& n : plan.nodes) names.push_back(n.name);
-  return names;
-}
-
 }  // namespace
 
 TEST_CASE("accumulate: an AddN of three tensors becomes the seed's temporary-variable accumulation") {
@@ -45,7 +40,7 @@ TEST_CASE("accumulate: an AddN of three tensors becomes the seed's temporary-var
   const auto facts = rw::read_facts(g);
   const auto plan = rw::accumulate(facts, {3});
   CHECK(rw::check_plan(facts, plan).empty());
-  CHECK(names_of(plan) == std::vector<std::string>{"d/tmp_var", "d/tmp_var_zeros", "d/tmp_var_initializer",
+  CHECK(added_names(plan) == std::vector<std::string>{"d/tmp_var", "d/tmp_var_zeros", "d/tmp_var_initializer",
                                                    "d/tmp_var_accum_0", "d/tmp_var_accum_1", "d/tmp_var_accum_2"});
   const auto h = rw::apply(facts, plan);
   // The walk back from d explores its last input first: c finishes first.

@@ -1,7 +1,8 @@
 #pragma once
-// What the rewrite tests read back from a rewritten graph.
+// What the rewrite tests read back from a rewritten graph and a plan.
 
 #include <memopt/rewrite/graph.hpp>
+#include <memopt/rewrite/plan.hpp>
 
 #include <string>
 #include <vector>
@@ -16,6 +17,14 @@ inline std::vector<std::string> inputs_of(const rewrite::rewritten_graph& g, std
     in.push_back(g[e].control ? "^" + s : s + ":" + std::to_string(g[e].port));
   }
   return in;
+}
+
+/// The names of the nodes a plan adds, in order.
+inline std::vector<std::string> added_names(const rewrite::rewrite_plan& plan) {
+  std::vector<std::string> names;
+  names.reserve(plan.nodes.size());
+  for (const auto& node : plan.nodes) names.push_back(node.name);
+  return names;
 }
 
 }  // namespace memopt::testing

@@ -13,18 +13,13 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+using memopt::testing::added_names;
 using memopt::testing::inputs_of;
 
 namespace {
 
 /// x -> conv -> bn -> relu -> conv2 -> loss; the backward reads relu's and bn's outputs.
 const std::string bn_relu_train = MEMOPT_DATA_DIR "/rewrite/bn_relu_train.json";
-
-std::vector<std::string> names_of(const rw::rewrite_plan& plan) {
-  std::vector<std::string> names;
-  for (const auto& n : plan.nodes) names.push_back(n.name);
-  return names;
-}
 
 memopt::io::file_graph graph_of(const std::string& nodes, const std::string& outputs = "[]") {
   return memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "t", "nodes": )" + nodes +
@@ -90,7 +85,7 @@ TEST_CASE("recompute: a custom target scope with two hinted inputs, each its own
   const auto facts = rw::read_facts(g);
   const auto plan = rw::recompute(facts, options);
   CHECK(rw::check_plan(facts, plan).empty());
-  CHECK(names_of(plan) == std::vector<std::string>{"RecomputeTrigger/p", "Recomputed/p", "RecomputeTrigger/q", "Recomputed/q"});
+  CHECK(added_names(plan) == std::vector<std::string>{"RecomputeTrigger/p", "Recomputed/p", "RecomputeTrigger/q", "Recomputed/q"});
   const auto h = rw::apply(facts, plan);
   CHECK(inputs_of(h, vertex_named(h, "RecomputeTrigger/p")) == std::vector<std::string>{"^mid"});
   CHECK(inputs_of(h, vertex_named(h, "RecomputeTrigger/q")) == std::vector<std::string>{"^back/mid"});
@@ -107,7 +102,7 @@ TEST_CASE("recompute, heuristic: the cheap batch norm and ReLU are copied, the c
   const auto plan = rw::recompute(facts, options_for(g, rw::recompute_mode::heuristic));
   CHECK(rw::check_plan(facts, plan).empty());
   // One group {bn, relu}: triggers by earliest target (relu feeds gradients/conv2 first), then copies.
-  CHECK(names_of(plan) == std::vector<std::string>{"RecomputeTrigger/relu", "RecomputeTrigger/bn", "Recomputed/bn", "Recomputed/relu"});
+  CHECK(added_names(plan) == std::vector<std::string>{"RecomputeTrigger/relu", "RecomputeTrigger/bn", "Recomputed/bn", "Recomputed/relu"});
   const auto h = rw::apply(facts, plan);
   // The targets' other inputs, topologically: conv, loss, gradients/conv2, gradients/relu; the first
   // trigger takes those before its earliest target (gradients/conv2), the second none.

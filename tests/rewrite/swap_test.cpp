@@ -14,6 +14,7 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+using memopt::testing::added_names;
 using memopt::testing::inputs_of;
 namespace sim = memopt::sim;
 
@@ -89,12 +90,6 @@ const std::string concatenation = R"([
   {"name": "x1", "op": "op", "outputs": [100]}, {"name": "x2", "op": "op", "outputs": [20000], "inputs": ["x1:0"]},
   {"name": "x3", "op": "op", "outputs": [100], "inputs": ["x2:0"]}, {"name": "x4", "op": "op", "outputs": [100], "inputs": ["x3:0"]},
   {"name": "cat", "op": "ConcatV2", "outputs": [16000], "inputs": ["p1:0", "p2:0", "p3:0", "p4:0", "x4:0"]}])";
-
-std::vector<std::string> added_names(const rw::rewrite_plan& plan) {
-  std::vector<std::string> names;
-  for (const auto& n : plan.nodes) names.push_back(n.name);
-  return names;
-}
 
 }  // namespace
 
