@@ -95,7 +95,7 @@ inline std::vector<comparison::cell> compare_family(const io::file_graph& g, con
       if (!selected(algos, mode)) continue;
       const auto [report, ms] = timed([&] {
         if (std::string_view(mode) == "remat") {
-          const auto remat = remat_plan(g, facts, bound / 2, {}, search);
+          const auto remat = remat_plan(g, facts, {.budget = bound / 2}, search);
           return rewrite::evaluate(facts, remat.plan, search, remat.order);
         }
         const auto p = rewrite_passes(g, facts, mode, "heuristic", "gradients/", {}, config, search, 25);

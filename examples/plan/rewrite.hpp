@@ -3,10 +3,11 @@
 // memopt-plan rewrite GRAPH --curve   (graph, peak_before, floor, curve: budget,
 //     peak, fits, extra_flops, extra_flops_percent, nodes_added at eleven
 //     budgets from the best peak down to the floor)
-//     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]...
+//     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]... [--replay-random]
 //     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
 // remat (the default): the budget-driven planner (rewrite/remat.hpp) over the
-// original's best schedule and its program order. The other modes are the
+// original's best schedule and its program order; random draws are kept
+// unless --replay-random says the runtime replays them. The other modes are the
 // memory optimizer's rewrites as plans (rewrite/). Recompute targets:
 // nodes under the scope (default "gradients/") and nodes with attrs.phase
 // "backward"; the hint: attrs.recompute_hint (any value but false). Swap:
@@ -20,8 +21,8 @@
 // object: graph, mode, budget, peak_before and peak_after (each the best
 // schedule's peak, exact_schedule under the work limit), proved_before,
 // proved_after, fits (peak_after <= budget), extra_flops, extra_flops_percent
-// (of the graph's flops), swapped_bytes, nodes_added, floor (bytes, node: no
-// rematerialisation goes below it), out_of_reach (why, when peak_after is
+// (of the graph's flops), swapped_bytes, nodes_added, floor (bytes, node,
+// tensors: no rematerialisation goes below it; remat_floor.hpp), out_of_reach (why, when peak_after is
 // above the budget) and the plan (nodes, redirects, controls, changes,
 // relaxed). A budget that cannot be met is a result. --output writes the rewritten graph in memopt-graph/1, in the
 // order reaching peak_after: every original node keeps its name, attributes
@@ -315,34 +316,49 @@ inline rewrite::rewrite_plan rewrite_passes(const io::file_graph& g, const rewri
 /// The budget-driven planner over the best schedule of the original graph
 /// and over its program order (whichever plans better): the plan and the
 /// order it is meant to run in.
-inline rewrite::remat_result remat_plan(const io::file_graph& g, const rewrite::graph_facts& facts, std::uint64_t budget,
-                                        const std::vector<std::size_t>& feed, const exact_options& search) {
+inline rewrite::remat_result remat_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                        const rewrite::remat_options& options, const exact_options& search) {
   const auto best = exact_schedule(g, search);
   const auto program = program_order(g);
   return rewrite::rematerialize_best(
       facts, {std::vector<std::size_t>(best.order.begin(), best.order.end()), std::vector<std::size_t>(program.begin(), program.end())},
-      {.budget = budget, .feed = feed});
+      options);
+}
+
+/// A storage by its root tensor: "node:port", or "node" for port 0.
+inline std::string storage_name(const rewrite::graph_facts& facts, rewrite::operand t) {
+  return t.port == 0 ? facts.name[t.vertex] : facts.name[t.vertex] + ":" + std::to_string(t.port);
+}
+
+/// The floor as JSON: bytes, the step (node) and the tensors live there.
+inline nlohmann::ordered_json floor_json(const rewrite::graph_facts& facts, const rewrite::remat_floor& floor) {
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+  for (const auto& t : floor.storages) tensors.push_back(storage_name(facts, t));
+  return {{"bytes", floor.bytes},
+          {"node", floor.vertex == rewrite::no_vertex ? "" : facts.name[floor.vertex]},
+          {"tensors", std::move(tensors)}};
 }
 
 /// The trade-off curve: the planner at eleven budgets from the best peak down
 /// to the floor, each point the peak of the planner's own order (liveness of
 /// the rewritten graph) and the flops it adds.
 inline nlohmann::ordered_json remat_curve(const io::file_graph& g, const rewrite::graph_facts& facts,
-                                          const std::vector<std::size_t>& feed, const exact_options& search) {
+                                          rewrite::remat_options options, const exact_options& search) {
   const auto best = exact_schedule(g, search);
-  const auto floor = rewrite::rematerialisation_floor(facts);
+  const auto floor = rewrite::rematerialisation_floor(facts, options);
   double total_flops = 0;
   for (const double flops : facts.flops) total_flops += flops;
   nlohmann::ordered_json out;
   out["graph"] = g[boost::graph_bundle].name;
   out["peak_before"] = best.peak_bytes;
-  out["floor"] = {{"bytes", floor.bytes}, {"node", floor.vertex == rewrite::no_vertex ? "" : facts.name[floor.vertex]}};
+  out["floor"] = floor_json(facts, floor);
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
   const double high = static_cast<double>(best.peak_bytes);
   const double low = static_cast<double>(std::min(floor.bytes, best.peak_bytes));
   for (int k = 0; k <= 10; ++k) {
     const auto budget = static_cast<std::uint64_t>(high - (high - low) * k / 10);
-    const auto remat = remat_plan(g, facts, budget, feed, search);
+    options.budget = budget;
+    const auto remat = remat_plan(g, facts, options, search);
     const auto h = rewrite::apply(facts, remat.plan);
     std::vector<std::size_t> order;
     order.reserve(remat.order.size());
@@ -364,8 +380,13 @@ inline nlohmann::ordered_json remat_curve(const io::file_graph& g, const rewrite
 inline std::string out_of_reach(const rewrite::graph_facts& facts, const rewrite::remat_floor& floor,
                                 std::uint64_t reached, std::uint64_t budget) {
   if (floor.bytes > budget) {
-    return "no plan fits: step '" + facts.name[floor.vertex] + "' needs " + std::to_string(floor.bytes) +
-           " bytes at once (its inputs and outputs), above the budget of " + std::to_string(budget);
+    std::string largest;
+    for (std::size_t k = 0; k < std::min<std::size_t>(3, floor.storages.size()); ++k) {
+      largest += (k > 0 ? ", " : "") + storage_name(facts, floor.storages[k]);
+    }
+    return "no plan fits: at step '" + facts.name[floor.vertex] + "' " + std::to_string(floor.storages.size()) +
+           " tensors are live whatever is recomputed (largest: " + largest + "), " + std::to_string(floor.bytes) +
+           " bytes, above the budget of " + std::to_string(budget);
   }
   return "the lowest peak reached is " + std::to_string(reached) + " bytes, above the budget of " +
          std::to_string(budget) + " (the floor is " + std::to_string(floor.bytes) + ")";
@@ -411,6 +432,7 @@ inline command add_rewrite_command(CLI::App& app) {
     std::string output;
     std::size_t rounds = 25;
     bool curve = false;
+    bool replay_random = false;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recompute, swap, accumulate), as JSON");
@@ -425,6 +447,9 @@ inline command add_rewrite_command(CLI::App& app) {
       ->check(CLI::IsMember({"manual", "heuristic"}));
   cmd->add_option("--scope", opts->scope, "name scope of the targets (default gradients/)");
   cmd->add_option("--feed", opts->feed, "a fed node (never recomputed); repeat for more");
+  cmd->add_flag("--replay-random", opts->replay_random,
+                "remat may recompute random draws (dropout masks): the runtime replays the generator's state, "
+                "as torch.utils.checkpoint does");
   cmd->add_option("--config", opts->config, "devices, links, cost model, placement (memopt-plan simulate's config)");
   cmd->add_option("--work-limit", opts->work_limit, "states the schedule search may expand for each peak");
   cmd->add_option("--rounds", opts->rounds, "at most this many rounds of accumulation and swapping (the seed: 25)")
@@ -446,15 +471,17 @@ inline command add_rewrite_command(CLI::App& app) {
             if (opts->config.empty()) config.machine.devices[0].memory_bytes = opts->budget;
             const exact_options search{.time_limit_seconds = std::nullopt, .work_limit = opts->work_limit,
                                        .stop = &interrupted};
+            rewrite::remat_options remat{.budget = opts->budget, .feed = feed};
+            if (opts->replay_random) remat.unrepeatable_ops.clear();
             if (opts->curve) {
-              std::cout << naming_nodes(g, opts->graph.path, [&] { return remat_curve(g, facts, feed, search); }).dump() << '\n';
+              std::cout << naming_nodes(g, opts->graph.path, [&] { return remat_curve(g, facts, remat, search); }).dump() << '\n';
               return;
             }
             const auto [plan, report] = naming_nodes(g, opts->graph.path, [&] {
               if (opts->mode == "remat") {
-                auto remat = remat_plan(g, facts, opts->budget, feed, search);
-                auto r = rewrite::evaluate(facts, remat.plan, search, remat.order);
-                return std::pair(std::move(remat.plan), std::move(r));
+                auto planned = remat_plan(g, facts, remat, search);
+                auto r = rewrite::evaluate(facts, planned.plan, search, planned.order);
+                return std::pair(std::move(planned.plan), std::move(r));
               }
               auto p = rewrite_passes(g, facts, opts->mode, opts->recompute, opts->scope, feed, config, search, opts->rounds);
               auto r = rewrite::evaluate(facts, p, search);
@@ -476,9 +503,8 @@ inline command add_rewrite_command(CLI::App& app) {
             out["extra_flops_percent"] = total_flops > 0 ? 100 * report.extra_flops / total_flops : 0.0;
             out["swapped_bytes"] = report.swapped_bytes;
             out["nodes_added"] = report.nodes_added;
-            const auto floor = rewrite::rematerialisation_floor(facts);
-            out["floor"] = {{"bytes", floor.bytes},
-                            {"node", floor.vertex == rewrite::no_vertex ? "" : facts.name[floor.vertex]}};
+            const auto floor = rewrite::rematerialisation_floor(facts, remat);
+            out["floor"] = floor_json(facts, floor);
             if (report.peak_after > opts->budget) out["out_of_reach"] = out_of_reach(facts, floor, report.peak_after, opts->budget);
             out["plan"] = plan_json(facts, plan);
             if (interrupted) out["interrupted"] = true;

@@ -268,7 +268,14 @@ TEST_CASE("rewrite --mode remat (the default): a budget met with copies, one out
   const auto low = nlohmann::json::parse(plan("rewrite " + graph + " --budget " + std::to_string(floor - 1)).out);
   CHECK(low["fits"] == false);
   CHECK(low["peak_after"] >= floor);
-  CHECK(low["out_of_reach"].get<std::string>().find("no plan fits: step '" + j["floor"]["node"].get<std::string>()) == 0);
+  CHECK(low["out_of_reach"].get<std::string>().find("no plan fits: at step '" + j["floor"]["node"].get<std::string>()) == 0);
+  // The floor's step is the first batch norm's backward: its three large
+  // tensors, the input batch (read last) and the weight gradients made before.
+  CHECK(j["floor"]["node"] == "gradients/native_batch_norm_backward_19");
+  const auto& tensors = j["floor"]["tensors"];
+  REQUIRE(tensors.size() > 4);
+  CHECK(tensors[0] == "convolution");
+  CHECK(std::ranges::find(tensors, "x") != tensors.end());
 }
 
 TEST_CASE("rewrite --curve: eleven budgets from the best peak down to the floor, costlier as they fall") {

@@ -16,29 +16,39 @@
 // Never dropped: graph outputs (the loss, what the caller fetches),
 // persistent storages, storages an in-place op has still to write, and what
 // cannot be recomputed to the same value: sources (no data inputs:
-// parameters, inputs), random draws and uninitialised buffers
-// (default_unrepeatable_ops), fed vertices, ops that read a value after an
-// in-place write over it, and what the caller excludes. A view costs nothing, so dropping a storage drops its views with
-// it, and bringing a view back recomputes its root first. An in-place write
-// makes the values it overwrites unavailable; a copy of an in-place op writes
-// a new tensor (written in place, it would clobber what its original's
-// readers still read), and no copy reads a storage an in-place op has still
-// to write (the write would have to come first).
+// parameters, inputs), random draws (default_unrepeatable_ops), fed
+// vertices, ops that read a value after an in-place write over it, and what
+// the caller excludes. A view costs nothing: dropping a storage drops its
+// views with it, bringing a view back recomputes its source first, and the
+// reads of a view count as reads of its source (it stays while a view of it
+// is to be rebuilt). An in-place write makes the values it overwrites
+// unavailable. A copy of an in-place op writes in place only into a copy's
+// storage that nothing else reads and no original writes any more, and its
+// output is then declared a view (in-place hazards follow vertex order,
+// where copies come after every original); otherwise it writes a new tensor,
+// since writing in place would clobber what its original's readers still
+// read. No copy reads a storage an in-place op has still to write (the
+// write would have to come first).
 //
 // The cost of dropping a storage counts its whole rebuild (dropped ancestors
 // too, up to 32) and grows with each rebuild of it; dropping one keeps what
 // its rebuild reads resident until then. A run that still needs a tensor it
 // cannot rebuild runs again keeping it (a permanent repair, so this ends).
+// max_rebuild_ratio bounds the bytes a rebuild remakes per byte its drop
+// frees: a deep rebuild (a block's output remade from the layer before)
+// makes its own peak; rematerialize_best tries bounded rebuilds first.
 //
-// rematerialisation_floor is a bound no plan goes below: a step's inputs and
-// outputs are live together, whatever is recomputed, so the largest such set
-// of (transient, distinct) storages is a floor, with the step that makes it.
+// A vertex reading a copy instead of its original's output still waits for
+// that original (a control edge): the graph's own vertices keep a
+// topological order of the graph in every schedule of the result, so
+// rematerialisation_floor (rewrite/remat_floor.hpp) bounds its peak.
 //
 // O(steps x resident storages) for the evictions, plus the copies.
 
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
+#include <memopt/rewrite/remat_floor.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -55,35 +65,6 @@
 
 namespace memopt::rewrite {
 
-/// Op types whose outputs differ from run to run (random draws) or are
-/// uninitialised (empty): TF and ATen names. Never recomputed.
-[[nodiscard]] inline std::vector<std::string> default_unrepeatable_ops() {
-  return {// TensorFlow
-          "RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal", "RandomShuffle",
-          "Multinomial", "RandomGamma", "RandomPoisson", "RandomPoissonV2", "StatelessRandomUniform",
-          "Dropout", "Empty",
-          // ATen
-          "bernoulli", "bernoulli_", "dropout", "native_dropout", "rand", "rand_like", "randn", "randn_like",
-          "randint", "randint_like", "randperm", "normal", "normal_", "uniform_", "exponential_", "geometric_",
-          "log_normal_", "cauchy_", "random_", "multinomial", "poisson", "empty", "empty_like",
-          "empty_strided", "new_empty", "new_empty_strided"};
-}
-
-struct remat_options {
-  std::uint64_t budget = 0;                    ///< the peak to fit, bytes
-  std::vector<std::size_t> feed;               ///< fed vertices: never recomputed
-  std::vector<std::string> unrepeatable_ops = default_unrepeatable_ops();  ///< never recomputed
-  std::function<bool(std::size_t)> may_recompute;  ///< also required of a vertex to recompute it, when set
-  /// A work limit: once this many copies are made (0: four per vertex), no
-  /// more storages are dropped; those dropped already are still rebuilt.
-  std::size_t max_copies = 0;
-};
-
-struct remat_floor {
-  std::uint64_t bytes = 0;
-  std::size_t vertex = no_vertex;  ///< the step whose inputs and outputs make it
-};
-
 struct remat_result {
   rewrite_plan plan;
   std::vector<node_ref> order;  ///< the order to run the rewritten graph in
@@ -91,44 +72,6 @@ struct remat_result {
   std::vector<std::uint64_t> planned_bytes;  ///< by step of `order`: the bytes the planner counted live
   double extra_flops = 0;
 };
-
-namespace detail {
-
-/// By vertex and port: the root (vertex, port) of the tensor's storage.
-inline std::vector<std::vector<operand>> storage_roots(const graph_facts& f) {
-  std::vector<std::vector<operand>> root(f.size());
-  for (std::size_t v = 0; v < f.size(); ++v) {
-    for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
-      operand t{v, port};
-      for (std::size_t hops = 0; hops <= f.size(); ++hops) {
-        const auto& shares = f.outputs[t.vertex][t.port].shares;
-        if (!shares) break;
-        t = shares->source;
-      }
-      root[v].push_back(t);
-    }
-  }
-  return root;
-}
-
-}  // namespace detail
-
-/// The floor (see the header comment). O(V + E log E).
-[[nodiscard]] inline remat_floor rematerialisation_floor(const graph_facts& f) {
-  const auto root = detail::storage_roots(f);
-  remat_floor floor;
-  for (std::size_t v = 0; v < f.size(); ++v) {
-    std::set<std::pair<std::size_t, std::size_t>> storages;
-    for (const operand& o : f.operands[v]) storages.emplace(root[o.vertex][o.port].vertex, root[o.vertex][o.port].port);
-    for (std::size_t port = 0; port < f.outputs[v].size(); ++port) storages.emplace(root[v][port].vertex, root[v][port].port);
-    std::uint64_t bytes = 0;
-    for (const auto& [r, port] : storages) {
-      if (!f.persistent[r]) bytes += f.outputs[r][port].bytes;
-    }
-    if (bytes > floor.bytes || floor.vertex == no_vertex) floor = {bytes, v};
-  }
-  return floor;
-}
 
 namespace detail {
 
@@ -169,19 +112,25 @@ class remat_run {
     for (std::size_t v = 0; v < n; ++v) {
       for (const operand& o : f.operands[v]) uses_[o.vertex][o.port].push_back(position[v]);
     }
+    // A view is rebuilt from its source: reads of the view are reads of the source too.
+    for (auto k = order.size(); k-- > 0;) {
+      const std::size_t v = order[k];
+      for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
+        const auto& shares = f.outputs[v][port].shares;
+        if (!shares || shares->in_place) continue;
+        auto& source = uses_[shares->source.vertex][shares->source.port];
+        source.insert(source.end(), uses_[v][port].begin(), uses_[v][port].end());
+      }
+    }
     for (auto& by_port : uses_) {
       for (auto& positions : by_port) std::ranges::sort(positions, std::greater<>());  // the next use last
     }
-    std::vector<bool> fed(n, false);
-    for (const std::size_t v : options.feed) fed[v] = true;
-    recomputable_.assign(n, false);
+    recomputable_ = recomputable_vertices(f, options);
     pinned_.resize(n);
     writers_.resize(n);
-    const auto root = storage_roots(f);
+    root_ = storage_roots(f);
+    const auto& root = root_;
     for (std::size_t v = 0; v < n; ++v) {
-      recomputable_[v] = !f.operands[v].empty() && !fed[v] && !f.persistent[v] &&
-                         std::ranges::find(options.unrepeatable_ops, f.op[v]) == options.unrepeatable_ops.end() &&
-                         (!options.may_recompute || options.may_recompute(v));
       pinned_[v].resize(f.outputs[v].size());
       writers_[v].resize(f.outputs[v].size());
       for (std::size_t port = 0; port < f.outputs[v].size(); ++port) pinned_[v][port] = f.outputs[v][port].live_out;
@@ -192,6 +141,7 @@ class remat_run {
         if (shares && shares->in_place) ++writers_[root[v][port].vertex][root[v][port].port];
       }
     }
+    writes_left_ = writers_;
     for (const auto& [v, port] : repairs.kept) pinned_[v][port] = true;
     for (const std::size_t v : repairs.not_recomputed) recomputable_[v] = false;
     expiring_.resize(order.size());
@@ -210,7 +160,15 @@ class remat_run {
       const auto inputs = ensure_inputs(v, false);
       compute(v, original(v), inputs);
       for (std::size_t k = 0; k < inputs.size(); ++k) {
-        if (inputs[k].tensor.node.added) result_.plan.redirects.push_back({v, k, inputs[k].tensor});
+        if (!inputs[k].tensor.node.added) continue;
+        result_.plan.redirects.push_back({v, k, inputs[k].tensor});
+        // The original producer still runs first: originals keep a topological
+        // order of the graph in every schedule (the floor's premise).
+        const node_ref producer = original(f_.operands[v][k].vertex);
+        if (result_.plan.controls.empty() || result_.plan.controls.back().from != producer ||
+            result_.plan.controls.back().to != original(v)) {
+          result_.plan.controls.push_back({producer, original(v)});
+        }
       }
     }
     return std::move(result_);
@@ -225,6 +183,7 @@ class remat_run {
   struct storage {
     std::uint64_t bytes = 0;
     bool counted = true;           ///< transient (not persistent)
+    bool made_by_copy = false;
     bool resident = true;
     std::size_t pending = 0;       ///< reads by steps under way (ensured, not yet run)
     std::size_t writes = 0;        ///< in-place writes into it still to run
@@ -366,12 +325,21 @@ class remat_run {
     std::vector<std::size_t> output_storage(f_.outputs[v].size());
     for (std::size_t port = 0; port < f_.outputs[v].size(); ++port) {
       const auto& out = f_.outputs[v][port];
-      if (out.shares && !(out.shares->in_place && node.added)) {  // a copy of an in-place op writes anew
-        output_storage[port] = locked[operand_index(v, out.shares->source)];
-        if (out.shares->in_place) overwrite(output_storage[port]);
+      const bool in_place = out.shares && out.shares->in_place;
+      const std::size_t source = out.shares ? operand_index(v, out.shares->source) : 0;
+      // A copy of an in-place op writes anew unless what it overwrites is a
+      // copy's that nothing else reads. Its output is then declared a view:
+      // in-place hazards follow vertex order, where copies come after every
+      // original, and nothing reads the value it overwrites.
+      if (out.shares && (!in_place || !node.added || overwritable(locked[source], root_[v][port]))) {
+        output_storage[port] = locked[source];
+        if (in_place) overwrite(output_storage[port], node.added);
+        if (in_place && node.added) result_.plan.nodes[node.index].outputs[port].alias_operand = source;
+        if (in_place && !node.added) --writes_left_[root_[v][port].vertex][root_[v][port].port];
       } else {
         output_storage[port] = storages_.size();
-        storages_.push_back({.bytes = out.bytes, .counted = !f_.persistent[v], .writes = node.added ? 0 : writers_[v][port]});
+        storages_.push_back({.bytes = out.bytes, .counted = !f_.persistent[v], .made_by_copy = node.added,
+                             .writes = node.added ? 0 : writers_[v][port]});
         slot_.push_back(resident_.size());
         resident_.push_back(output_storage[port]);
         if (!f_.persistent[v]) needed += out.bytes;
@@ -392,10 +360,16 @@ class remat_run {
     last_run_ = node;
     if (node.added) cancel_planned_reads(v);
     for (std::size_t k = 0; k < inputs.size(); ++k) --storages_[locked[k]].pending;
-    if (!node.added) {  // v's own reads of this step are done
-      for (const operand& o : f_.operands[v]) {
-        auto& positions = uses_[o.vertex][o.port];
-        while (!positions.empty() && positions.back() <= step_) positions.pop_back();
+    if (!node.added) {  // v's own reads of this step are done, and those of the sources of the views it reads
+      for (operand o : f_.operands[v]) {
+        for (std::size_t hops = 0; hops <= f_.size(); ++hops) {
+          auto& positions = uses_[o.vertex][o.port];
+          while (!positions.empty() && positions.back() <= step_) positions.pop_back();
+          const auto& shares = f_.outputs[o.vertex][o.port].shares;
+          if (!shares || shares->in_place) break;
+          o = shares->source;
+          if (const std::size_t s = holder_[o.vertex][o.port]; s != no_holder) locked.push_back(s);
+        }
       }
     }
     const std::size_t keep = requested ? holder_[v][*requested] : no_holder;
@@ -404,15 +378,27 @@ class remat_run {
     }
   }
 
-  /// An in-place write into storage s: the values it held are gone.
-  void overwrite(std::size_t s) {
+  /// An in-place write into storage s: the values it held are gone (a
+  /// copy's write takes only values that copies made, rebuilt if needed again).
+  void overwrite(std::size_t s, bool by_copy) {
     storage& st = storages_[s];
     for (const operand& t : st.tensors) {
       if (holder_[t.vertex][t.port] != s) continue;
       holder_[t.vertex][t.port] = no_holder;
-      lost_in_[t.vertex][t.port] = s;
+      if (!by_copy) lost_in_[t.vertex][t.port] = s;
     }
-    --st.writes;
+    if (!by_copy) --st.writes;
+  }
+
+  /// Whether a copy may write in place into storage s, where original
+  /// storage `root` lives: a copy made it, the writer is its only reader now,
+  /// no value it holds is read again, and no original writes there any more.
+  bool overwritable(std::size_t s, operand root) {
+    const storage& st = storages_[s];
+    return st.made_by_copy && st.pending == 1 && writes_left_[root.vertex][root.port] == 0 &&
+           std::ranges::all_of(st.tensors, [&](operand t) {
+             return holder_[t.vertex][t.port] != s || (!pinned_[t.vertex][t.port] && next_use(t) == never);
+           });
   }
 
   /// Whether storage s may be dropped now to be recomputed later, and at what score (lower goes first).
@@ -437,6 +423,13 @@ class remat_run {
       next = std::min(next, next_use(t));
     }
     if (next == never || next <= step_) return std::nullopt;
+    if (options_.max_rebuild_ratio < std::numeric_limits<double>::infinity()) {
+      std::uint64_t remade = 0;
+      for (const std::size_t u : gone) {
+        for (const tensor_output& out : f_.outputs[u]) remade += out.shares ? 0 : out.bytes;
+      }
+      if (static_cast<double>(remade) > options_.max_rebuild_ratio * static_cast<double>(st.bytes)) return std::nullopt;
+    }
     const double idle = static_cast<double>(next - step_);
     // A tensor dropped and rebuilt before is likely to be again: it weighs more each time.
     double rebuilt = 1;
@@ -515,6 +508,8 @@ class remat_run {
   std::vector<bool> recomputable_;
   std::vector<std::vector<bool>> pinned_;
   std::vector<std::vector<std::size_t>> writers_;            ///< by root tensor: in-place writes into its storage
+  std::vector<std::vector<std::size_t>> writes_left_;        ///< by root tensor: those of writers_ not run yet
+  std::vector<std::vector<operand>> root_;                   ///< by tensor: the root of its storage
   std::vector<std::vector<std::size_t>> holder_;             ///< by tensor: the storage holding it, or no_holder
   std::vector<std::vector<tensor_ref>> where_;               ///< by tensor: the node output holding it
   std::vector<std::vector<std::size_t>> lost_in_;            ///< by tensor: the storage an in-place write took it from
@@ -551,9 +546,7 @@ template <rewrite_naming Naming = seed_naming>
     }
     seen[v] = true;
   }
-  for (const std::size_t v : options.feed) {
-    if (v >= f.size()) throw bad_plan_error({"rematerialize: fed vertex " + std::to_string(v) + " does not exist"});
-  }
+  (void)detail::recomputable_vertices(f, options);  // checks the fed vertices
   // A run that drops a tensor it cannot rebuild runs again keeping it (and
   // not recomputing what reads it): each repair is permanent, so this ends.
   detail::remat_repairs repairs;
@@ -570,8 +563,10 @@ template <rewrite_naming Naming = seed_naming>
   }
 }
 
-/// The best of the plans over several orders: one that fits the budget
-/// before one that does not, then fewer extra flops, then the lower peak.
+/// The best of the plans over several orders and two rebuild bounds (at
+/// most four times the bytes a drop frees, then the caller's bound): one that
+/// fits the budget before one that does not; of those that fit, the fewest
+/// extra flops; of the others, the lowest peak, then the fewest flops.
 /// When none fits, the planner also aims lower (a run that misses its target
 /// can land above a run aiming lower) and then runs again aiming at the
 /// lowest peak reached, so that steps which could not fit anyway no longer
@@ -580,6 +575,7 @@ template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] remat_result rematerialize_best(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
                                               const remat_options& options, const Naming& naming = {}) {
   if (orders.empty()) throw bad_plan_error({"rematerialize_best needs at least one order"});
+  constexpr double bounded_rebuild_ratio = 4;
   const auto better = [](const remat_result& a, const remat_result& b, std::uint64_t budget) {
     const auto key = [budget](const remat_result& r) {
       const bool over = r.planned_peak > budget;
@@ -590,9 +586,14 @@ template <rewrite_naming Naming = seed_naming>
   const auto best_for = [&](std::uint64_t target, std::uint64_t budget, std::optional<remat_result>& best) {
     remat_options o = options;
     o.budget = target;
-    for (const auto& order : orders) {
-      auto r = rematerialize(f, order, o, naming);
-      if (!best || better(r, *best, budget)) best = std::move(r);
+    std::vector<double> ratios{std::min(options.max_rebuild_ratio, bounded_rebuild_ratio)};
+    if (options.max_rebuild_ratio > bounded_rebuild_ratio) ratios.push_back(options.max_rebuild_ratio);
+    for (const double ratio : ratios) {
+      o.max_rebuild_ratio = ratio;
+      for (const auto& order : orders) {
+        auto r = rematerialize(f, order, o, naming);
+        if (!best || better(r, *best, budget)) best = std::move(r);
+      }
     }
   };
   std::optional<remat_result> best;
