@@ -6,6 +6,7 @@
 
 #include <memopt/rewrite/accumulate.hpp>
 #include <memopt/rewrite/apply.hpp>
+#include <memopt/rewrite/chain.hpp>
 #include <memopt/rewrite/check.hpp>
 #include <memopt/rewrite/evaluate.hpp>
 #include <memopt/rewrite/graph.hpp>
@@ -14,4 +15,6 @@
 #include <memopt/rewrite/recompute.hpp>
 #include <memopt/rewrite/relax.hpp>
 #include <memopt/rewrite/remat.hpp>
+#include <memopt/rewrite/remat_floor.hpp>
+#include <memopt/rewrite/remat_options.hpp>
 #include <memopt/rewrite/swap.hpp>

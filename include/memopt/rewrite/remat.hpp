@@ -48,7 +48,9 @@
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
+#include <memopt/rewrite/chain.hpp>
 #include <memopt/rewrite/remat_floor.hpp>
+#include <memopt/rewrite/remat_options.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -65,13 +67,6 @@
 
 namespace memopt::rewrite {
 
-struct remat_result {
-  rewrite_plan plan;
-  std::vector<node_ref> order;  ///< the order to run the rewritten graph in
-  std::uint64_t planned_peak = 0;  ///< the peak the planner's run reached
-  std::vector<std::uint64_t> planned_bytes;  ///< by step of `order`: the bytes the planner counted live
-  double extra_flops = 0;
-};
 
 namespace detail {
 
@@ -564,7 +559,8 @@ template <rewrite_naming Naming = seed_naming>
 }
 
 /// The best of the plans over several orders and two rebuild bounds (at
-/// most four times the bytes a drop frees, then the caller's bound): one that
+/// most four times the bytes a drop frees, then the caller's bound), and of
+/// the exact schedule when the graph is a chain (chain.hpp): one that
 /// fits the budget before one that does not; of those that fit, the fewest
 /// extra flops; of the others, the lowest peak, then the fewest flops.
 /// When none fits, the planner also aims lower (a run that misses its target
@@ -598,6 +594,15 @@ template <rewrite_naming Naming = seed_naming>
   };
   std::optional<remat_result> best;
   best_for(options.budget, options.budget, best);
+  // A chain is solved exactly, when its forward stages may be recomputed.
+  if (const auto chain = chain_of(f)) {
+    const auto recomputable = detail::recomputable_vertices(f, options);
+    if (std::ranges::all_of(chain->forward, [&](std::size_t v) { return recomputable[v]; })) {
+      if (auto exact = rematerialize_chain(f, *chain, options.budget, naming); exact && better(*exact, *best, options.budget)) {
+        best = std::move(*exact);
+      }
+    }
+  }
   if (best->planned_peak <= options.budget) return std::move(*best);
   for (const double lower : {0.9, 0.8, 0.67, 0.5}) best_for(static_cast<std::uint64_t>(static_cast<double>(options.budget) * lower), options.budget, best);
   const std::uint64_t reached = best->planned_peak;

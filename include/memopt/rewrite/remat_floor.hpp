@@ -1,7 +1,6 @@
 #pragma once
-// What the rematerialisation planner (rewrite/remat.hpp) and its floor share:
-// the options saying what may be recomputed, and the floor itself, a peak no
-// plan goes below whatever it recomputes.
+// The rematerialisation floor: a peak no plan goes below, whatever it
+// recomputes (with what remat_options lets copies remake).
 //
 // The floor is the largest, over the steps v of the graph, of the transient
 // storages live at v in every plan that runs the graph's own vertices in a
@@ -22,47 +21,18 @@
 
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/plan.hpp>
+#include <memopt/rewrite/remat_options.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace memopt::rewrite {
-
-/// Op types whose outputs differ from run to run (random draws), TF and ATen
-/// names: never recomputed, unless the runtime replays the generator's state
-/// as torch.utils.checkpoint does (then pass no unrepeatable ops). An
-/// uninitialised buffer (empty) is recomputed as a new allocation: a
-/// well-formed program writes it before reading it.
-[[nodiscard]] inline std::vector<std::string> default_unrepeatable_ops() {
-  return {// TensorFlow
-          "RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal", "RandomShuffle",
-          "Multinomial", "RandomGamma", "RandomPoisson", "RandomPoissonV2", "Dropout",
-          // ATen
-          "bernoulli", "bernoulli_", "dropout", "native_dropout", "rand", "rand_like", "randn", "randn_like",
-          "randint", "randint_like", "randperm", "normal", "normal_", "uniform_", "exponential_", "geometric_",
-          "log_normal_", "cauchy_", "random_", "multinomial", "poisson"};
-}
-
-struct remat_options {
-  std::uint64_t budget = 0;                    ///< the peak to fit, bytes
-  std::vector<std::size_t> feed;               ///< fed vertices: never recomputed
-  std::vector<std::string> unrepeatable_ops = default_unrepeatable_ops();  ///< never recomputed
-  std::function<bool(std::size_t)> may_recompute;  ///< also required of a vertex to recompute it, when set
-  /// A work limit: once this many copies are made (0: four per vertex), no
-  /// more storages are dropped; those dropped already are still rebuilt.
-  std::size_t max_copies = 0;
-  /// A storage is never dropped when its rebuild would make more than this
-  /// many bytes (its own and those of the dropped inputs it remakes) per byte
-  /// the drop frees: such a rebuild makes a peak of its own.
-  double max_rebuild_ratio = std::numeric_limits<double>::infinity();
-};
 
 struct remat_floor {
   std::uint64_t bytes = 0;
@@ -87,23 +57,6 @@ inline std::vector<std::vector<operand>> storage_roots(const graph_facts& f) {
     }
   }
   return root;
-}
-
-/// By vertex: whether a copy of it computes the same values. Throws
-/// bad_plan_error for a fed vertex that does not exist.
-inline std::vector<bool> recomputable_vertices(const graph_facts& f, const remat_options& options) {
-  std::vector<bool> fed(f.size(), false);
-  for (const std::size_t v : options.feed) {
-    if (v >= f.size()) throw bad_plan_error({"rematerialize: fed vertex " + std::to_string(v) + " does not exist"});
-    fed[v] = true;
-  }
-  std::vector<bool> recomputable(f.size(), false);
-  for (std::size_t v = 0; v < f.size(); ++v) {
-    recomputable[v] = !f.operands[v].empty() && !fed[v] && !f.persistent[v] &&
-                      std::ranges::find(options.unrepeatable_ops, f.op[v]) == options.unrepeatable_ops.end() &&
-                      (!options.may_recompute || options.may_recompute(v));
-  }
-  return recomputable;
 }
 
 /// The storages every plan keeps once made (see the header comment), with

@@ -1,0 +1,77 @@
+#pragma once
+// What the rematerialisation planners (rewrite/remat.hpp, rewrite/chain.hpp)
+// and the floor (rewrite/remat_floor.hpp) share: the options saying what may
+// be recomputed, and the result, a plan with the order to run it in.
+
+#include <memopt/rewrite/graph.hpp>
+#include <memopt/rewrite/plan.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace memopt::rewrite {
+
+/// Op types whose outputs differ from run to run (random draws), TF and ATen
+/// names: never recomputed, unless the runtime replays the generator's state
+/// as torch.utils.checkpoint does (then pass no unrepeatable ops). An
+/// uninitialised buffer (empty) is recomputed as a new allocation: a
+/// well-formed program writes it before reading it.
+[[nodiscard]] inline std::vector<std::string> default_unrepeatable_ops() {
+  return {// TensorFlow
+          "RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal", "RandomShuffle",
+          "Multinomial", "RandomGamma", "RandomPoisson", "RandomPoissonV2", "Dropout",
+          // ATen
+          "bernoulli", "bernoulli_", "dropout", "native_dropout", "rand", "rand_like", "randn", "randn_like",
+          "randint", "randint_like", "randperm", "normal", "normal_", "uniform_", "exponential_", "geometric_",
+          "log_normal_", "cauchy_", "random_", "multinomial", "poisson"};
+}
+
+struct remat_options {
+  std::uint64_t budget = 0;                    ///< the peak to fit, bytes
+  std::vector<std::size_t> feed;               ///< fed vertices: never recomputed
+  std::vector<std::string> unrepeatable_ops = default_unrepeatable_ops();  ///< never recomputed
+  std::function<bool(std::size_t)> may_recompute;  ///< also required of a vertex to recompute it, when set
+  /// A work limit: once this many copies are made (0: four per vertex), no
+  /// more storages are dropped; those dropped already are still rebuilt.
+  std::size_t max_copies = 0;
+  /// A storage is never dropped when its rebuild would make more than this
+  /// many bytes (its own and those of the dropped inputs it remakes) per byte
+  /// the drop frees: such a rebuild makes a peak of its own.
+  double max_rebuild_ratio = std::numeric_limits<double>::infinity();
+};
+
+struct remat_result {
+  rewrite_plan plan;
+  std::vector<node_ref> order;  ///< the order to run the rewritten graph in
+  std::uint64_t planned_peak = 0;  ///< the peak the planner's run reached
+  std::vector<std::uint64_t> planned_bytes;  ///< by step of `order`: the bytes the planner counted live
+  double extra_flops = 0;
+};
+
+namespace detail {
+
+/// By vertex: whether a copy of it computes the same values. Throws
+/// bad_plan_error for a fed vertex that does not exist.
+inline std::vector<bool> recomputable_vertices(const graph_facts& f, const remat_options& options) {
+  std::vector<bool> fed(f.size(), false);
+  for (const std::size_t v : options.feed) {
+    if (v >= f.size()) throw bad_plan_error({"rematerialize: fed vertex " + std::to_string(v) + " does not exist"});
+    fed[v] = true;
+  }
+  std::vector<bool> recomputable(f.size(), false);
+  for (std::size_t v = 0; v < f.size(); ++v) {
+    recomputable[v] = !f.operands[v].empty() && !fed[v] && !f.persistent[v] &&
+                      std::ranges::find(options.unrepeatable_ops, f.op[v]) == options.unrepeatable_ops.end() &&
+                      (!options.may_recompute || options.may_recompute(v));
+  }
+  return recomputable;
+}
+
+}  // namespace detail
+
+}  // namespace memopt::rewrite
