@@ -147,7 +147,10 @@ inline graph layered(std::size_t vertices, std::uint64_t seed) {
     const std::uint64_t layer_bytes = std::uint64_t{1} << r.between(10, 24);
     std::vector<std::size_t> layer;
     for (std::size_t k = 0; k < width; ++k) {
-      node n{.name = "n" + std::to_string(g.nodes.size()), .op = "op", .outputs = {layer_bytes * r.between(1, 4)}};
+      // Appended, not "n" + to_string(...): g++ 12 warns falsely (-Wrestrict, GCC bug 105329) on that form.
+      std::string name = "n";
+      name += std::to_string(g.nodes.size());
+      node n{.name = std::move(name), .op = "op", .outputs = {layer_bytes * r.between(1, 4)}};
       for (std::size_t e = r.between(1, 3); e > 0; --e) n.inputs.push_back({r.pick(layers.back()), 0});
       if (layers.size() > 1 && r.chance(0.2)) {
         const std::size_t back = r.between(2, std::min<std::size_t>(9, layers.size()));
