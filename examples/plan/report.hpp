@@ -1,13 +1,15 @@
 #pragma once
 // memopt-plan report GRAPH [--svg DIR]: a readable comparison for a person.
 // Each family adds its section (a function of the graph writing to the
-// stream), the last a one-device simulation under each ready policy;
-// --svg DIR also draws the orders' timelines and the arena (svg.hpp).
+// stream), then for a training graph the rematerialisation trade-off, the
+// last a one-device simulation under each ready policy; --svg DIR also draws
+// the orders' timelines, the arena and the trade-off (svg.hpp).
 
 #include "arena.hpp"
 #include "command.hpp"
 #include "format.hpp"
 #include "schedulers.hpp"
+#include "rewrite.hpp"
 #include "share.hpp"
 #include "simulate.hpp"
 #include "svg.hpp"
@@ -143,6 +145,37 @@ inline void report_peak_buffers(const io::file_graph& g, std::ostream& out) {
   out << '\n';
 }
 
+/// For a training graph (a node with attrs.phase "backward"): the
+/// rematerialisation trade-off, and DIR/remat.svg when drawing.
+inline void report_remat(const io::file_graph& g, std::ostream& out, const std::string& svg_dir) {
+  const bool training = std::ranges::any_of(boost::make_iterator_range(vertices(g)), [&](auto v) {
+    const auto* phase = node_attr(g, v, "phase");
+    return phase != nullptr && *phase == "backward";
+  });
+  if (!training) return;
+  const auto facts = rewrite::read_facts(g);
+  const exact_options search{.time_limit_seconds = std::nullopt, .work_limit = 200'000, .stop = &interrupted};
+  const auto c = remat_curve_points(g, facts, {}, search);
+  out << "\nRematerialisation (a training graph): extra compute to fit each budget, from the best peak "
+      << human_bytes(c.peak_before) << " down to the floor " << human_bytes(c.floor.bytes) << " (at '"
+      << facts.name[c.floor.vertex] << "'; memopt-plan rewrite --curve)\n"
+      << "  " << pad("budget", 12, true) << pad("of best", 10, true) << pad("peak", 12, true) << pad("fits", 6, true)
+      << pad("extra flops", 13, true) << pad("copies", 9, true) << '\n';
+  for (const auto& p : c.points) {
+    char share[16], flops[24];
+    std::snprintf(share, sizeof share, "%.3f", static_cast<double>(p.budget) / static_cast<double>(std::max<std::uint64_t>(c.peak_before, 1)));
+    std::snprintf(flops, sizeof flops, "%.2f %%", p.extra_flops_percent);
+    out << "  " << pad(human_bytes(p.budget), 12, true) << pad(share, 10, true) << pad(human_bytes(p.peak), 12, true)
+        << pad(p.peak <= p.budget ? "yes" : "no", 6, true) << pad(flops, 13, true)
+        << pad(std::to_string(p.nodes_added), 9, true) << '\n';
+  }
+  if (!svg_dir.empty()) {
+    std::ofstream file(std::filesystem::path(svg_dir) / "remat.svg");
+    if (!file) throw cli_error("cannot write " + (std::filesystem::path(svg_dir) / "remat.svg").string());
+    write_curve_svg(file, facts, c);
+  }
+}
+
 /// One device under the default cost model, each ready policy: time and peak.
 inline void report_simulation(const io::file_graph& g, std::ostream& out) {
   const simulation_config config;
@@ -170,7 +203,7 @@ inline command add_report_command(CLI::App& app) {
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("report", "a readable comparison of the plans for a graph");
   add_graph_argument(cmd, opts->input);
-  cmd->add_option("--svg", opts->svg_dir, "also draw timeline.svg and arena.svg in this directory");
+  cmd->add_option("--svg", opts->svg_dir, "also draw timeline.svg, arena.svg (and remat.svg for a training graph) in this directory");
   return {cmd, [opts] {
             const auto& input = opts->input;
             const auto g = load_graph(input);
@@ -181,6 +214,7 @@ inline command add_report_command(CLI::App& app) {
               report_peak_buffers(g, std::cout);
               report_sharing(g, std::cout);
               report_arena(g, std::cout);
+              report_remat(g, std::cout, opts->svg_dir);
               report_simulation(g, std::cout);
             });
           }};

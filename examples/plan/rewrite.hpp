@@ -1,8 +1,9 @@
 #pragma once
 // memopt-plan rewrite GRAPH --budget BYTES [--mode remat|recompute|swap|accumulate|all]
-// memopt-plan rewrite GRAPH --curve   (graph, peak_before, floor, curve: budget,
-//     peak, fits, extra_flops, extra_flops_percent, nodes_added at eleven
-//     budgets from the best peak down to the floor)
+// memopt-plan rewrite GRAPH --curve [--svg FILE]  (graph, peak_before, floor,
+//     curve: budget, peak, fits, extra_flops, extra_flops_percent,
+//     nodes_added at eleven budgets from the best peak down to the floor;
+//     --svg draws it, svg.hpp)
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]... [--replay-random]
 //     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
 // remat (the default): the budget-driven planner (rewrite/remat.hpp) over the
@@ -34,6 +35,7 @@
 
 #include "command.hpp"
 #include "simulate.hpp"
+#include "svg.hpp"
 
 #include <tf_like/rewrite.hpp>
 
@@ -313,17 +315,37 @@ inline rewrite::rewrite_plan rewrite_passes(const io::file_graph& g, const rewri
   return rewrite::then(p, rewrite::relax_allocator_constraints(result), facts.size());
 }
 
-/// The budget-driven planner over the best schedule of the original graph
-/// and over its program order (whichever plans better): the plan and the
-/// order it is meant to run in.
+/// The orders the budget-driven planner starts from: the best schedule of
+/// the original graph (its peak in *best_peak, when given) and its program order.
+inline std::vector<std::vector<std::size_t>> remat_orders(const io::file_graph& g, const exact_options& search,
+                                                          std::uint64_t* best_peak = nullptr) {
+  const auto best = exact_schedule(g, search);
+  if (best_peak != nullptr) *best_peak = best.peak_bytes;
+  const auto program = program_order(g);
+  return {std::vector<std::size_t>(best.order.begin(), best.order.end()), std::vector<std::size_t>(program.begin(), program.end())};
+}
+
+/// The budget-driven planner over remat_orders (whichever plans better): the
+/// plan and the order it is meant to run in.
 inline rewrite::remat_result remat_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
                                         const rewrite::remat_options& options, const exact_options& search) {
-  const auto best = exact_schedule(g, search);
-  const auto program = program_order(g);
-  return rewrite::rematerialize_best(
-      facts, {std::vector<std::size_t>(best.order.begin(), best.order.end()), std::vector<std::size_t>(program.begin(), program.end())},
-      options);
+  return rewrite::rematerialize_best(facts, remat_orders(g, search), options);
 }
+
+/// The planner at a range of budgets (remat_curve_points).
+struct remat_curve {
+  struct point {
+    std::uint64_t budget = 0;
+    std::uint64_t peak = 0;  ///< liveness of the rewritten graph in the planner's order
+    double extra_flops = 0;
+    double extra_flops_percent = 0;
+    std::size_t nodes_added = 0;
+  };
+  std::string graph;
+  std::uint64_t peak_before = 0;
+  rewrite::remat_floor floor;
+  std::vector<point> points;
+};
 
 /// A storage by its root tensor: "node:port", or "node" for port 0.
 inline std::string storage_name(const rewrite::graph_facts& facts, rewrite::operand t) {
@@ -342,34 +364,53 @@ inline nlohmann::ordered_json floor_json(const rewrite::graph_facts& facts, cons
 /// The trade-off curve: the planner at eleven budgets from the best peak down
 /// to the floor, each point the peak of the planner's own order (liveness of
 /// the rewritten graph) and the flops it adds.
-inline nlohmann::ordered_json remat_curve(const io::file_graph& g, const rewrite::graph_facts& facts,
-                                          rewrite::remat_options options, const exact_options& search) {
-  const auto best = exact_schedule(g, search);
-  const auto floor = rewrite::rematerialisation_floor(facts, options);
+inline remat_curve remat_curve_points(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                      rewrite::remat_options options, const exact_options& search) {
+  remat_curve c;
+  c.graph = g[boost::graph_bundle].name;
+  const auto orders = remat_orders(g, search, &c.peak_before);
+  c.floor = rewrite::rematerialisation_floor(facts, options);
   double total_flops = 0;
   for (const double flops : facts.flops) total_flops += flops;
-  nlohmann::ordered_json out;
-  out["graph"] = g[boost::graph_bundle].name;
-  out["peak_before"] = best.peak_bytes;
-  out["floor"] = floor_json(facts, floor);
-  nlohmann::ordered_json points = nlohmann::ordered_json::array();
-  const double high = static_cast<double>(best.peak_bytes);
-  const double low = static_cast<double>(std::min(floor.bytes, best.peak_bytes));
+  const double high = static_cast<double>(c.peak_before);
+  const double low = static_cast<double>(std::min(c.floor.bytes, c.peak_before));
   for (int k = 0; k <= 10; ++k) {
-    const auto budget = static_cast<std::uint64_t>(high - (high - low) * k / 10);
-    options.budget = budget;
-    const auto remat = remat_plan(g, facts, options, search);
+    options.budget = static_cast<std::uint64_t>(high - (high - low) * k / 10);
+    const auto remat = rewrite::rematerialize_best(facts, orders, options);
     const auto h = rewrite::apply(facts, remat.plan);
     std::vector<std::size_t> order;
     order.reserve(remat.order.size());
     for (const auto ref : remat.order) order.push_back(ref.added ? facts.size() + ref.index : ref.index);
     const auto peak = liveness(h, std::span<const std::size_t>(order)).peak_bytes;
-    points.push_back({{"budget", budget},
-                      {"peak", peak},
-                      {"fits", peak <= budget},
-                      {"extra_flops", remat.extra_flops},
-                      {"extra_flops_percent", total_flops > 0 ? 100 * remat.extra_flops / total_flops : 0.0},
-                      {"nodes_added", remat.plan.nodes.size()}});
+    c.points.push_back({.budget = options.budget,
+                        .peak = peak,
+                        .extra_flops = remat.extra_flops,
+                        .extra_flops_percent = total_flops > 0 ? 100 * remat.extra_flops / total_flops : 0.0,
+                        .nodes_added = remat.plan.nodes.size()});
+  }
+  return c;
+}
+
+inline void write_curve_svg(std::ostream& out, const rewrite::graph_facts& facts, const remat_curve& c) {
+  std::vector<svg::curve_point> points;
+  for (const auto& p : c.points) points.push_back({p.budget, p.peak, p.extra_flops_percent});
+  svg::write_remat_curve(out, c.graph, c.peak_before, c.floor.bytes,
+                         c.floor.vertex == rewrite::no_vertex ? "" : facts.name[c.floor.vertex], points);
+}
+
+inline nlohmann::ordered_json remat_curve_json(const rewrite::graph_facts& facts, const remat_curve& c) {
+  nlohmann::ordered_json out;
+  out["graph"] = c.graph;
+  out["peak_before"] = c.peak_before;
+  out["floor"] = floor_json(facts, c.floor);
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  for (const auto& p : c.points) {
+    points.push_back({{"budget", p.budget},
+                      {"peak", p.peak},
+                      {"fits", p.peak <= p.budget},
+                      {"extra_flops", p.extra_flops},
+                      {"extra_flops_percent", p.extra_flops_percent},
+                      {"nodes_added", p.nodes_added}});
   }
   out["curve"] = std::move(points);
   return out;
@@ -433,12 +474,14 @@ inline command add_rewrite_command(CLI::App& app) {
     std::size_t rounds = 25;
     bool curve = false;
     bool replay_random = false;
+    std::string svg;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recompute, swap, accumulate), as JSON");
   add_graph_argument(cmd, opts->graph);
   cmd->add_option("--budget", opts->budget, "the device's memory in bytes (remat and swap aim under it; fits says whether peak_after is)");
   cmd->add_flag("--curve", opts->curve, "the trade-off curve instead: remat at budgets from the best peak down to the floor");
+  cmd->add_option("--svg", opts->svg, "with --curve: also draw it (extra flops against the peak reached) in this SVG file");
   cmd->add_option("--mode", opts->mode,
                   "remat (the budget-driven planner, default), or the seed's passes: recompute, swap, accumulate or all "
                   "(recompute, then accumulate and swap)")
@@ -457,6 +500,7 @@ inline command add_rewrite_command(CLI::App& app) {
   cmd->add_option("--output", opts->output, "write the rewritten graph (memopt-graph/1)");
   return {cmd, [opts] {
             if (!opts->curve && opts->budget == 0) throw cli_error("--budget is required (or --curve)");
+            if (!opts->curve && !opts->svg.empty()) throw cli_error("--svg draws the curve: it needs --curve");
             const auto loaded = load_rewrite_graph(opts->graph);
             const io::file_graph& g = loaded.first;
             const std::optional<nlohmann::json>& graph_def = loaded.second;
@@ -474,7 +518,13 @@ inline command add_rewrite_command(CLI::App& app) {
             rewrite::remat_options remat{.budget = opts->budget, .feed = feed};
             if (opts->replay_random) remat.unrepeatable_ops.clear();
             if (opts->curve) {
-              std::cout << naming_nodes(g, opts->graph.path, [&] { return remat_curve(g, facts, remat, search); }).dump() << '\n';
+              const auto curve = naming_nodes(g, opts->graph.path, [&] { return remat_curve_points(g, facts, remat, search); });
+              if (!opts->svg.empty()) {
+                std::ofstream file(opts->svg);
+                if (!file) throw cli_error("cannot write the curve to " + opts->svg);
+                write_curve_svg(file, facts, curve);
+              }
+              std::cout << remat_curve_json(facts, curve).dump() << '\n';
               return;
             }
             const auto [plan, report] = naming_nodes(g, opts->graph.path, [&] {

@@ -10,7 +10,10 @@
 //   with a hover title naming it, its bytes and its steps;
 // - a simulation (memopt-plan simulate --svg FILE): the Chrome trace's
 //   tracks drawn, a row per device and per link with every run a bar over
-//   its time coloured by op type, and below them each device's live bytes.
+//   its time coloured by op type, and below them each device's live bytes;
+// - the rematerialisation trade-off (memopt-plan rewrite --curve --svg FILE,
+//   report --svg DIR: remat.svg): extra flops against the peak reached, a
+//   point per budget (filled where the budget is met), the floor dashed.
 
 #include "command.hpp"
 #include "format.hpp"
@@ -20,6 +23,7 @@
 #include <memopt/simulate/result.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <iterator>
@@ -224,6 +228,69 @@ inline void write_simulation(std::ostream& out, const std::string& graph, const 
         << human_bytes(r.devices[d].peak_bytes()) << "</text>\n";
   }
   out << "</svg>\n";
+}
+
+/// One budget of the trade-off curve.
+struct curve_point {
+  std::uint64_t budget = 0;
+  std::uint64_t peak = 0;
+  double extra_flops_percent = 0;
+};
+
+/// Extra flops (percent of the graph's) against the peak reached, from
+/// `peak_before` (no rewrite) down to the floor (`floor` bytes, at step
+/// `floor_step`).
+inline void write_remat_curve(std::ostream& out, const std::string& graph, std::uint64_t peak_before,
+                              std::uint64_t floor, const std::string& floor_step, const std::vector<curve_point>& points) {
+  std::uint64_t x_max = std::max<std::uint64_t>(peak_before, 1);
+  double y_max = 1;
+  for (const auto& p : points) {
+    x_max = std::max(x_max, p.peak);
+    y_max = std::max(y_max, p.extra_flops_percent * 1.1);
+  }
+  const double x0 = left, y0 = height - bottom, plot_w = width - right - left, plot_h = y0 - top;
+  const auto x_of = [&](std::uint64_t bytes) { return x0 + plot_w * static_cast<double>(bytes) / double(x_max); };
+  const auto y_of = [&](double percent) { return y0 - plot_h * percent / y_max; };
+  open_svg(out, graph + ": extra compute to fit each budget (rematerialisation)");
+  char top_label[32];
+  std::snprintf(top_label, sizeof top_label, "%.3g %%", y_max);
+  out << "<line x1=\"" << x0 << "\" y1=\"" << y0 << "\" x2=\"" << x0 + plot_w << "\" y2=\"" << y0 << "\" stroke=\"black\"/>\n"
+      << "<line x1=\"" << x0 << "\" y1=\"" << top << "\" x2=\"" << x0 << "\" y2=\"" << y0 << "\" stroke=\"black\"/>\n"
+      << "<text x=\"" << x0 + plot_w / 2 << "\" y=\"" << height - 15 << "\" text-anchor=\"middle\">peak reached (transient bytes)</text>\n"
+      << "<text x=\"" << x0 << "\" y=\"" << y0 + 16 << "\" text-anchor=\"middle\">0</text>\n"
+      << "<text x=\"" << x0 + plot_w << "\" y=\"" << y0 + 16 << "\" text-anchor=\"middle\">" << human_bytes(x_max) << "</text>\n"
+      << "<text x=\"" << x0 - 8 << "\" y=\"" << top + 4 << "\" text-anchor=\"end\">" << top_label << "</text>\n"
+      << "<text x=\"" << x0 - 8 << "\" y=\"" << y0 << "\" text-anchor=\"end\">0 %</text>\n"
+      << "<text x=\"20\" y=\"" << (top + y0) / 2 << "\" transform=\"rotate(-90 20 " << (top + y0) / 2
+      << ")\" text-anchor=\"middle\">extra flops (% of the graph's)</text>\n";
+  out << "<line class=\"floor\" x1=\"" << x_of(floor) << "\" y1=\"" << top << "\" x2=\"" << x_of(floor) << "\" y2=\"" << y0
+      << "\" stroke=\"black\" stroke-dasharray=\"6,4\"><title>floor " << floor << " B at " << escaped(floor_step)
+      << "</title></line>\n"
+      << "<line x1=\"" << x_of(peak_before) << "\" y1=\"" << top << "\" x2=\"" << x_of(peak_before) << "\" y2=\"" << y0
+      << "\" stroke=\"#999\" stroke-dasharray=\"2,3\"><title>best peak without rewriting " << peak_before << " B</title></line>\n";
+  out << "<polyline fill=\"none\" stroke=\"" << colour(0) << "\" stroke-width=\"1.5\" points=\"";
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    out << (k ? " " : "") << x_of(points[k].peak) << ',' << y_of(points[k].extra_flops_percent);
+  }
+  out << "\"/>\n";
+  for (const auto& p : points) {
+    const bool fits = p.peak <= p.budget;
+    char percent[32];
+    std::snprintf(percent, sizeof percent, "%.2f", p.extra_flops_percent);
+    out << "<circle class=\"" << (fits ? "fits" : "over") << "\" cx=\"" << x_of(p.peak) << "\" cy=\"" << y_of(p.extra_flops_percent)
+        << "\" r=\"5\" stroke=\"" << colour(0) << "\" fill=\"" << (fits ? colour(0) : "white") << "\"><title>budget "
+        << human_bytes(p.budget) << ": peak " << human_bytes(p.peak) << (fits ? "" : " (over)") << ", +" << percent
+        << " % flops</title></circle>\n";
+  }
+  double legend_y = top + 10;
+  for (const auto& line : {std::string("&#9679; budget met"), std::string("&#9675; budget not met (lowest peak reached)"),
+                           std::string("- - floor: " + human_bytes(floor)), std::string("&#183;&#183; best peak: " + human_bytes(peak_before))}) {
+    out << "<text x=\"" << width - right + 10 << "\" y=\"" << legend_y << "\">" << line << "</text>\n";
+    legend_y += 16;
+  }
+  out << "<text x=\"" << width - right + 10 << "\" y=\"" << legend_y << "\" font-size=\"10\">the floor's step:</text>\n"
+      << "<text x=\"" << width - right + 10 << "\" y=\"" << legend_y + 14 << "\" font-size=\"10\">" << escaped(floor_step)
+      << "</text>\n</svg>\n";
 }
 
 }  // namespace memopt::plan::svg

@@ -584,6 +584,29 @@ TEST_CASE("report --svg: a timeline per scheduler and a rectangle per arena buff
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("report on a training graph: the rematerialisation trade-off, and remat.svg with a point per budget") {
+  const auto dir = temp_path("remat_svg");
+  const std::string graph = data_dir + "/resnet18_train_b32.json";
+  const auto r = plan("report " + graph + " --svg " + dir.string());
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("Rematerialisation (a training graph)") != std::string::npos);
+  CHECK(r.out.find("at 'gradients/native_batch_norm_backward_19'") != std::string::npos);
+  std::ifstream in(dir / "remat.svg");
+  const std::string picture{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto e = xml_elements(picture);
+  CHECK(e.at("circle") == 11);
+  CHECK(picture.find("class=\"floor\"") != std::string::npos);
+  // The same picture from rewrite --curve --svg; --svg alone is refused.
+  const auto file = dir / "curve.svg";
+  REQUIRE(plan("rewrite " + graph + " --curve --svg " + file.string()).status == 0);
+  std::ifstream again(file);
+  CHECK(std::string{std::istreambuf_iterator<char>(again), std::istreambuf_iterator<char>()} == picture);
+  CHECK(plan("rewrite " + graph + " --budget 100 --svg " + file.string()).status == 1);
+  // An inference graph has no such section.
+  CHECK(plan("report " + data_dir + "/resnet18_infer_b1.json").out.find("Rematerialisation") == std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("schedule: Ctrl-C ends a long exact search with its best order, valid and marked interrupted") {
   // randwire_ws_s1 is not proved within a minute: the search is still running when SIGINT comes.
   const auto out = temp_path("interrupted.json");
