@@ -374,6 +374,7 @@ inline remat_curve remat_curve_points(const io::file_graph& g, const rewrite::gr
   for (const double flops : facts.flops) total_flops += flops;
   const double high = static_cast<double>(c.peak_before);
   const double low = static_cast<double>(std::min(c.floor.bytes, c.peak_before));
+  c.points.reserve(11);
   for (int k = 0; k <= 10; ++k) {
     options.budget = static_cast<std::uint64_t>(high - (high - low) * k / 10);
     const auto remat = rewrite::rematerialize_best(facts, orders, options);
@@ -393,6 +394,7 @@ inline remat_curve remat_curve_points(const io::file_graph& g, const rewrite::gr
 
 inline void write_curve_svg(std::ostream& out, const rewrite::graph_facts& facts, const remat_curve& c) {
   std::vector<svg::curve_point> points;
+  points.reserve(c.points.size());
   for (const auto& p : c.points) points.push_back({p.budget, p.peak, p.extra_flops_percent});
   svg::write_remat_curve(out, c.graph, c.peak_before, c.floor.bytes,
                          c.floor.vertex == rewrite::no_vertex ? "" : facts.name[c.floor.vertex], points);

@@ -51,10 +51,10 @@
 // log storages) plus the rebuild walks (at most 32 vertices each): a
 // 100,000-vertex training graph in under half a second (bench/remat_bench).
 
+#include <memopt/rewrite/chain.hpp>
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
-#include <memopt/rewrite/chain.hpp>
 #include <memopt/rewrite/remat_floor.hpp>
 #include <memopt/rewrite/remat_options.hpp>
 
