@@ -157,8 +157,9 @@ inline std::vector<operand> step_storages(const graph_facts& f, const std::vecto
   // ancestors and descendants), until no bound left can beat the floor.
   remat_floor floor;
   std::vector<bool> ancestor(n), descendant(n), counted(kept.root.size());
-  for (const auto& [upper, v] : bound) {
-    if (floor.vertex != no_vertex && upper <= floor.bytes) break;
+  for (const auto& step : bound) {
+    const std::size_t v = step.second;  // not a structured binding: the lambdas below capture it
+    if (floor.vertex != no_vertex && step.first <= floor.bytes) break;
     ancestor.assign(n, false);
     descendant.assign(n, false);
     for (auto k = position[v]; k-- > 0;) {
