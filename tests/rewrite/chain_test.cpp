@@ -194,11 +194,9 @@ TEST_CASE("chain: a chain-shaped training graph is found, and its exact plan fit
       CHECK(memopt::liveness(h, order).peak_bytes == s.peak);
       CHECK(r->extra_flops == s.extra_flops);
       // The planner takes the exact schedule on a chain: no heuristic plan is cheaper.
-      const auto best = rw::rematerialize_best(facts, {order.size() == 0 ? std::vector<std::size_t>{} : [&] {
-        std::vector<std::size_t> program(facts.size());
-        for (std::size_t v = 0; v < program.size(); ++v) program[v] = v;
-        return program;
-      }()}, {.budget = budget});
+      std::vector<std::size_t> program(facts.size());
+      for (std::size_t v = 0; v < program.size(); ++v) program[v] = v;
+      const auto best = rw::rematerialize_best(facts, {program}, {.budget = budget});
       CHECK(best.extra_flops <= s.extra_flops);
       CHECK(best.planned_peak <= budget);
     }
