@@ -3,7 +3,7 @@
 # benchmarks need, and only those that are missing. Safe to run again.
 set -euo pipefail
 packages=(g++ cmake make libboost-graph-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
-          libbenchmark-dev clang libclang-rt-14-dev clang-tidy)
+          libbenchmark-dev clang libclang-rt-14-dev clang-tidy coinor-libcbc-dev pkg-config)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -17,4 +17,5 @@
 #include <memopt/rewrite/remat.hpp>
 #include <memopt/rewrite/remat_floor.hpp>
 #include <memopt/rewrite/remat_options.hpp>
+#include <memopt/rewrite/runs.hpp>
 #include <memopt/rewrite/swap.hpp>

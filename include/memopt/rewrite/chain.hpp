@@ -33,6 +33,7 @@
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
 #include <memopt/rewrite/remat_options.hpp>
+#include <memopt/rewrite/runs.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -324,58 +325,12 @@ template <rewrite_naming Naming = seed_naming>
                                                               const Naming& naming = {}) {
   const auto solution = solve_chain(chain_sizes(f, c), budget);
   if (!solution.feasible) return std::nullopt;
-  remat_result r;
-  for (const std::size_t v : c.others) {
-    r.order.push_back(original(v));
-    r.planned_bytes.push_back(0);
+  std::vector<std::size_t> runs = c.others;
+  runs.push_back(c.input);
+  for (const chain_step s : solution.steps) {
+    runs.push_back(s.op == chain_op::forward ? c.forward[s.stage - 1] : s.op == chain_op::loss ? c.loss : c.backward[s.stage - 1]);
   }
-  const std::size_t n = c.forward.size();
-  std::vector<tensor_ref> current(n + 1);  // by activation: its tensor now
-  current[0] = {original(c.input), 0};
-  std::vector<bool> ran(n, false);
-  std::vector<std::size_t> copies(n, 0);
-  const auto vertex_of = [&](chain_step s) {
-    return s.op == chain_op::forward ? c.forward[s.stage - 1] : s.op == chain_op::loss ? c.loss : c.backward[s.stage - 1];
-  };
-  // A stage reads the activation before it as made last; weights and gradients as they are.
-  const auto inputs_of = [&](std::size_t v, std::size_t stage) {
-    const std::size_t activation = stage == 1 ? c.input : c.forward[stage - 2];
-    std::vector<tensor_ref> in;
-    for (const operand& o : f.operands[v]) in.push_back(o.vertex == activation ? current[stage - 1] : tensor_ref{original(o.vertex), o.port});
-    return in;
-  };
-  r.order.push_back(original(c.input));
-  r.planned_bytes.push_back(solution.bytes.empty() ? 0 : f.outputs[c.input][0].bytes);
-  for (std::size_t k = 0; k < solution.steps.size(); ++k) {
-    const chain_step s = solution.steps[k];
-    const std::size_t v = vertex_of(s);
-    const auto in = inputs_of(v, s.stage);
-    node_ref ran_as = original(v);
-    if (s.op == chain_op::forward && ran[s.stage - 1]) {
-      const std::size_t copy = copies[s.stage - 1]++;
-      added_node node{.name = copy == 0 ? naming.recomputed(f.name[v]) : "Recomputed_" + std::to_string(copy) + "/" + f.name[v],
-                      .op = f.op[v], .device = f.device[v], .role = node_role::recomputed, .copy_of = v,
-                      .outputs = {{.bytes = f.outputs[v][0].bytes}}, .flops = f.flops[v], .inputs = in,
-                      .control = {r.order.back()}};
-      ran_as = added(r.plan.nodes.size());
-      r.plan.nodes.push_back(std::move(node));
-    } else {
-      for (std::size_t input = 0; input < in.size(); ++input) {
-        if (!in[input].node.added) continue;
-        r.plan.redirects.push_back({v, input, in[input]});
-        r.plan.controls.push_back({original(f.operands[v][input].vertex), original(v)});  // originals keep their order
-      }
-    }
-    if (s.op == chain_op::forward) {
-      ran[s.stage - 1] = true;
-      current[s.stage] = {ran_as, 0};
-    }
-    r.order.push_back(ran_as);
-    r.planned_bytes.push_back(solution.bytes[k]);
-  }
-  r.planned_peak = solution.peak;
-  r.extra_flops = solution.extra_flops;
-  return r;
+  return plan_of_runs(f, runs, naming);
 }
 
 }  // namespace memopt::rewrite

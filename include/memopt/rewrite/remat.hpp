@@ -57,6 +57,7 @@
 #include <memopt/rewrite/plan.hpp>
 #include <memopt/rewrite/remat_floor.hpp>
 #include <memopt/rewrite/remat_options.hpp>
+#include <memopt/rewrite/runs.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -286,18 +287,8 @@ class remat_run {
     if (!recomputable_[u]) throw unrebuildable{t};  // rare: the walks at eviction missed a later drop
     const auto inputs = ensure_inputs(u, true);
     const std::size_t k = copies_[u]++;
-    added_node node{.name = k == 0 ? naming_.recomputed(f_.name[u]) : "Recomputed_" + std::to_string(k) + "/" + f_.name[u],
-                    .op = f_.op[u],
-                    .device = f_.device[u],
-                    .role = node_role::recomputed,
-                    .copy_of = u,
-                    .flops = f_.flops[u]};
+    added_node node = detail::recompute_copy(f_, u, k, naming_);
     for (const input_ref& in : inputs) node.inputs.push_back(in.tensor);
-    for (const tensor_output& out : f_.outputs[u]) {
-      added_output copy{.bytes = out.bytes};
-      if (out.shares && !out.shares->in_place) copy.alias_operand = operand_index(u, out.shares->source);
-      node.outputs.push_back(copy);
-    }
     if (last_run_) node.control.push_back(*last_run_);
     const node_ref copy = added(result_.plan.nodes.size());
     result_.plan.nodes.push_back(std::move(node));
