@@ -89,7 +89,7 @@ TEST_CASE("remat: the planner against Checkmate's optimum on training graphs of 
     const std::uint64_t budget = floor + (before - floor) * static_cast<std::uint64_t>(1 + trial % 3) / 4;
     const auto r = rw::rematerialize_best(facts, {program}, {.budget = budget});
     const auto c = memopt::testing::checkmate(facts, program, rw::detail::recomputable_vertices(facts, {}), budget,
-                                              {.seconds = 600, .nodes = 20000}, memopt::testing::runs_of(r));
+                                              {.seconds = 600, .nodes = 20000}, rw::runs_of(r));
     if (c.status == checkmate_result::outcome::infeasible) {
       CHECK(r.planned_peak > budget);
       continue;

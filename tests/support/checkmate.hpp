@@ -45,22 +45,6 @@ struct checkmate_result {
   std::vector<std::size_t> runs;  ///< the best plan as vertex runs (rewrite/runs.hpp)
 };
 
-/// The vertex runs of a planner's result (rewrite/runs.hpp): each added node
-/// is a copy of a vertex; empty when one is not.
-inline std::vector<std::size_t> runs_of(const rewrite::remat_result& r) {
-  std::vector<std::size_t> runs;
-  for (const rewrite::node_ref ref : r.order) {
-    if (!ref.added) {
-      runs.push_back(ref.index);
-    } else if (const auto& copy_of = r.plan.nodes[ref.index].copy_of) {
-      runs.push_back(*copy_of);
-    } else {
-      return {};
-    }
-  }
-  return runs;
-}
-
 struct checkmate_limits {
   double seconds = 60;
   int nodes = 1'000'000;  ///< branch-and-bound nodes: a limit that repeats

@@ -25,7 +25,7 @@ inline memopt::io::file_graph training_graph(std::mt19937_64& rng, std::size_t k
     inputs[i].push_back(i - 1);
     if (i >= 2 && std::bernoulli_distribution(0.4)(rng)) inputs[i].push_back(std::uniform_int_distribution<std::size_t>(0, i - 2)(rng));
   }
-  const auto f = [](std::size_t i) { return i == 0 ? std::string("x") : "f" + std::to_string(i); };
+  const auto f = [](std::size_t i) { return i == 0 ? std::string("x") : std::string("f").append(std::to_string(i)); };
   std::string nodes = R"([{"name": "x", "op": "input", "outputs": [)" + std::to_string(bytes(rng)) + "]}";
   for (std::size_t i = 1; i <= k; ++i) {
     nodes += R"(, {"name": ")" + f(i) + R"(", "op": "layer", "outputs": [)" + std::to_string(bytes(rng)) +
@@ -36,7 +36,7 @@ inline memopt::io::file_graph training_graph(std::mt19937_64& rng, std::size_t k
   nodes += R"(, {"name": "loss", "op": "loss", "outputs": [1], "inputs": [")" + f(k) + R"(:0"]})";
   for (std::size_t i = k; i >= 1; --i) {
     std::string reads;
-    for (const std::size_t j : inputs[i]) reads += ", \"" + f(j) + ":0\"";
+    for (const std::size_t j : inputs[i]) reads.append(", \"").append(f(j)).append(":0\"");
     if (i == k) reads += R"(, "loss:0")";
     for (std::size_t c = i + 1; c <= k; ++c) {
       if (std::ranges::find(inputs[c], i) != inputs[c].end()) reads += ", \"b" + std::to_string(c) + ":0\"";

@@ -105,33 +105,42 @@ template <sim::simulation_graph G, vertex_index_map<G> Index = identity_index>
 
 namespace detail {
 
+/// By vertex and port: the root (vertex, port) of the tensor's storage.
+/// O(tensors): each alias chain is walked once.
+inline std::vector<std::vector<operand>> storage_roots(const graph_facts& f) {
+  std::vector<std::vector<operand>> root(f.size());
+  for (std::size_t v = 0; v < f.size(); ++v) root[v].assign(f.outputs[v].size(), {no_vertex, 0});
+  std::vector<operand> path;
+  for (std::size_t v = 0; v < f.size(); ++v) {
+    for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
+      operand t{v, port};
+      path.clear();
+      // Up to a tensor resolved already or one that owns its storage (aliases do not loop in a valid graph).
+      while (root[t.vertex][t.port].vertex == no_vertex && f.outputs[t.vertex][t.port].shares && path.size() <= f.size()) {
+        path.push_back(t);
+        t = f.outputs[t.vertex][t.port].shares->source;
+      }
+      const operand r = root[t.vertex][t.port].vertex == no_vertex ? t : root[t.vertex][t.port];
+      root[t.vertex][t.port] = r;
+      for (const operand p : path) root[p.vertex][p.port] = r;
+    }
+  }
+  return root;
+}
+
 /// By vertex and port: the tensor's storage is overwritten in place by some op.
 inline std::vector<std::vector<bool>> overwritten_storages(const graph_facts& f) {
-  const auto root = [&](operand t) {
-    for (std::size_t hops = 0; hops <= f.size(); ++hops) {  // aliases do not loop in a valid graph
-      const auto& shares = f.outputs[t.vertex][t.port].shares;
-      if (!shares) break;
-      t = shares->source;
-    }
-    return t;
-  };
-  std::vector<std::vector<bool>> overwritten(f.size());
-  for (std::size_t v = 0; v < f.size(); ++v) overwritten[v].assign(f.outputs[v].size(), false);
+  const auto root = storage_roots(f);
   std::set<std::pair<std::size_t, std::size_t>> written;  // roots of storages written in place
   for (std::size_t v = 0; v < f.size(); ++v) {
     for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
       const auto& shares = f.outputs[v][port].shares;
-      if (!shares || !shares->in_place) continue;
-      const operand r = root(shares->source);
-      written.emplace(r.vertex, r.port);
+      if (shares && shares->in_place) written.emplace(root[v][port].vertex, root[v][port].port);
     }
   }
-  if (written.empty()) return overwritten;
+  std::vector<std::vector<bool>> overwritten(f.size());
   for (std::size_t v = 0; v < f.size(); ++v) {
-    for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
-      const operand r = root({v, port});
-      overwritten[v][port] = written.contains({r.vertex, r.port});
-    }
+    for (const operand r : root[v]) overwritten[v].push_back(written.contains({r.vertex, r.port}));
   }
   return overwritten;
 }

@@ -613,7 +613,8 @@ template <rewrite_naming Naming = seed_naming>
 /// When none fits, the planner also aims lower (a run that misses its target
 /// can land above a run aiming lower) and then runs again aiming at the
 /// lowest peak reached, so that steps which could not fit anyway no longer
-/// drive evictions elsewhere: the same peak, usually for fewer flops.
+/// drive evictions elsewhere: the same peak, usually for fewer flops. Last,
+/// the copies the best plan can do without are dropped (runs.hpp).
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] remat_result rematerialize_best(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
                                               const remat_options& options, const Naming& naming = {}) {
@@ -650,11 +651,17 @@ template <rewrite_naming Naming = seed_naming>
       }
     }
   }
-  if (best->planned_peak <= options.budget) return std::move(*best);
+  // Then without the copies it can do without, within a work limit of about
+  // a million steps of plan building.
+  const auto pruned = [&](std::uint64_t bound) {
+    const std::size_t trials = std::max<std::size_t>(4, 1'000'000 / (best->order.size() + f.size()));
+    return detail::without_needless_copies(f, std::move(*best), bound, naming, trials);
+  };
+  if (best->planned_peak <= options.budget) return pruned(options.budget);
   for (const double lower : {0.9, 0.8, 0.67, 0.5}) best_for(static_cast<std::uint64_t>(static_cast<double>(options.budget) * lower), options.budget, best);
   const std::uint64_t reached = best->planned_peak;
   best_for(reached, reached, best);
-  return std::move(*best);
+  return pruned(reached);
 }
 
 }  // namespace memopt::rewrite

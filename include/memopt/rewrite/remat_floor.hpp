@@ -44,23 +44,6 @@ struct remat_floor {
 
 namespace detail {
 
-/// By vertex and port: the root (vertex, port) of the tensor's storage.
-inline std::vector<std::vector<operand>> storage_roots(const graph_facts& f) {
-  std::vector<std::vector<operand>> root(f.size());
-  for (std::size_t v = 0; v < f.size(); ++v) {
-    for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
-      operand t{v, port};
-      for (std::size_t hops = 0; hops <= f.size(); ++hops) {
-        const auto& shares = f.outputs[t.vertex][t.port].shares;
-        if (!shares) break;
-        t = shares->source;
-      }
-      root[v].push_back(t);
-    }
-  }
-  return root;
-}
-
 /// The storages every plan keeps once made (see the header comment): who
 /// fixes them (makes a value no copy remakes, or a graph output) and who
 /// reads them.

@@ -1,0 +1,108 @@
+// The rematerialisation planner against Checkmate's mixed-integer programme
+// (tests/support/checkmate.hpp, solved with CBC) on generated training graphs
+// of about 150 vertices (examples/generate: cnn-train, transformer-train;
+// seed 1) and random ones of about 80 (tests/support/random_training.hpp),
+// at 0.7 and 0.5 of the program order's peak: the planner's time beside the
+// solver's, and how far the planner's extra flops are from the best plan the
+// solver finds and from its lower bound. The solver stops after 60 s or
+// 20,000 branch-and-bound nodes, starting from the planner's plan.
+//   build-bench/bench/remat_reference_bench
+// Counters, extra flops as percent of the graph's flops: planner, milp (the
+// solver's best plan), bound (no plan needs fewer), proved (1 when the
+// solver proved its plan optimal), fits (1 when the planner's plan meets the
+// budget; the solver's numbers mean nothing for a budget it proves
+// infeasible: infeasible 1).
+#include <generate/generators.hpp>
+#include <support/checkmate.hpp>
+#include <support/random_training.hpp>
+
+#include <memopt/io/graph_file.hpp>
+#include <memopt/liveness.hpp>
+#include <memopt/rewrite.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace rw = memopt::rewrite;
+
+struct training_graph {
+  memopt::io::file_graph graph;
+  rw::graph_facts facts;
+  std::vector<std::size_t> program;
+  std::uint64_t peak = 0;
+  double flops = 0;
+};
+
+const training_graph& shared(const std::string& kind) {
+  static std::map<std::string, training_graph> graphs;
+  auto [it, fresh] = graphs.try_emplace(kind);
+  if (fresh) {
+    training_graph& t = it->second;
+    if (kind == "random") {
+      std::mt19937_64 rng(1);
+      t.graph = memopt::testing::training_graph(rng, 40);
+    } else {
+      std::ostringstream text;
+      graph_gen::write_graph(text, graph_gen::generate(kind, 150, 1));
+      t.graph = memopt::io::parse_graph(text.str());
+    }
+    t.facts = rw::read_facts(t.graph);
+    const auto program = memopt::program_order(t.graph);
+    t.program.assign(program.begin(), program.end());
+    t.peak = memopt::liveness(t.graph, program).peak_bytes;
+    for (const double f : t.facts.flops) t.flops += f;
+  }
+  return it->second;
+}
+
+std::uint64_t budget_of(const training_graph& t, double fraction) {
+  return static_cast<std::uint64_t>(static_cast<double>(t.peak) * fraction);
+}
+
+void BM_planner(benchmark::State& state, const std::string& kind, double fraction) {
+  const auto& t = shared(kind);
+  const std::uint64_t budget = budget_of(t, fraction);
+  rw::remat_result r;
+  for (auto _ : state) benchmark::DoNotOptimize(r = rw::rematerialize_best(t.facts, {t.program}, {.budget = budget}));
+  state.counters["planner"] = 100 * r.extra_flops / t.flops;
+  state.counters["fits"] = r.planned_peak <= budget;
+  state.counters["vertices"] = static_cast<double>(t.facts.size());
+}
+
+void BM_checkmate(benchmark::State& state, const std::string& kind, double fraction) {
+  const auto& t = shared(kind);
+  const std::uint64_t budget = budget_of(t, fraction);
+  const auto r = rw::rematerialize_best(t.facts, {t.program}, {.budget = budget});
+  const auto start = r.planned_peak <= budget ? rw::runs_of(r) : std::vector<std::size_t>{};
+  const auto recomputable = rw::detail::recomputable_vertices(t.facts, {});
+  memopt::testing::checkmate_result c;
+  for (auto _ : state) {
+    c = memopt::testing::checkmate(t.facts, t.program, recomputable, budget, {.seconds = 60, .nodes = 20'000}, start);
+  }
+  using outcome = memopt::testing::checkmate_result::outcome;
+  state.counters["planner"] = 100 * r.extra_flops / t.flops;
+  state.counters["milp"] = 100 * c.extra_flops / t.flops;
+  state.counters["bound"] = 100 * c.bound / t.flops;
+  state.counters["proved"] = c.status == outcome::optimal;
+  state.counters["infeasible"] = c.status == outcome::infeasible;
+}
+
+}  // namespace
+
+#define MEMOPT_REFERENCE(name, kind, fraction)                                                                        \
+  BENCHMARK_CAPTURE(BM_planner, name, std::string(kind), fraction)->Unit(benchmark::kMillisecond);                   \
+  BENCHMARK_CAPTURE(BM_checkmate, name, std::string(kind), fraction)->Unit(benchmark::kMillisecond)->Iterations(1)
+
+MEMOPT_REFERENCE(random/0.7, "random", 0.7);
+MEMOPT_REFERENCE(random/0.5, "random", 0.5);
+MEMOPT_REFERENCE(cnn/0.7, "cnn-train", 0.7);
+MEMOPT_REFERENCE(cnn/0.5, "cnn-train", 0.5);
+MEMOPT_REFERENCE(transformer/0.7, "transformer-train", 0.7);
+MEMOPT_REFERENCE(transformer/0.5, "transformer-train", 0.5);
