@@ -18,6 +18,7 @@
 
 #include "command.hpp"
 #include "format.hpp"
+#include "progress_line.hpp"
 #include "schedulers.hpp"
 
 #include <memopt/io/minimalloc_csv.hpp>
@@ -140,7 +141,9 @@ inline command add_arena_command(CLI::App& app) {
             } else {
               const auto g = load_graph(opts->input);
               auto arena = naming_nodes(g, opts->input.path, [&] {
-                const auto order = run_scheduler(g, opts->schedule, {.work_limit = opts->work_limit, .stop = &interrupted}).order;
+                progress_line progress("schedule " + opts->schedule);
+                const auto order = run_scheduler(g, opts->schedule, {.work_limit = opts->work_limit, .stop = &interrupted,
+                                                                     .progress = progress.callback()}).order;
                 return graph_arena_problem(g, order, opts->alignment, opts->alias);
               });
               problem = std::move(arena.problem);
@@ -148,7 +151,9 @@ inline command add_arena_command(CLI::App& app) {
             }
             auto [r, ms] = timed([&] {
               try {
-                auto planned = (*algo)(problem.buffers, {opts->time_limit, opts->work_limit, &interrupted}, opts->capacity);
+                progress_line progress("arena " + opts->algo);
+                auto planned = (*algo)(problem.buffers, {opts->time_limit, opts->work_limit, &interrupted, progress.callback()},
+                                       opts->capacity);
                 share_offsets(planned.plan, storage);
                 return planned;
               } catch (const error& e) {

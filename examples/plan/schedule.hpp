@@ -7,6 +7,7 @@
 // search: the order is the best found by then), order (node names, in order).
 
 #include "command.hpp"
+#include "progress_line.hpp"
 #include "schedulers.hpp"
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,8 @@ inline command add_schedule_command(CLI::App& app) {
             naming_nodes(g, opts->graph.path, [&] {
               auto limits = opts->limits;
               limits.stop = &interrupted;
+              progress_line progress("schedule " + opts->algo);
+              limits.progress = progress.callback();
               const auto r = run_scheduler(g, opts->algo, limits);
               nlohmann::ordered_json out;
               out["graph"] = g[boost::graph_bundle].name;

@@ -5,6 +5,7 @@
 // with a name, a description for help texts and a way to run it.
 
 #include <memopt/error.hpp>
+#include <memopt/progress.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -22,6 +23,7 @@ struct search_limits {
   std::optional<double> time_limit_seconds;  ///< none: the algorithm's default, unless work_limit is set
   std::optional<std::uint64_t> work_limit;   ///< states or search nodes; alone, the result is repeatable
   const std::atomic<bool>* stop = nullptr;   ///< once *stop is true the search ends with its best (Ctrl-C)
+  progress_callback progress;                ///< hears a search's best and bound as it goes (progress.hpp)
 
   /// The time limit to search with, given the algorithm's default: a work
   /// limit alone means no time limit, so that the result depends on the input only.

@@ -78,6 +78,32 @@ TEST_CASE("property: exact is valid, never above a heuristic, and proves its opt
   }
 }
 
+TEST_CASE("property: exact's progress reports are bounds that close in on its arena") {
+  std::mt19937_64 rng(1127);
+  std::size_t searched = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    INFO("trial " << trial);
+    const auto buffers = mt::random_heap(rng, {.max_buffers = 12, .alignments = trial % 4 == 0});
+    std::vector<memopt::search_progress> reports;
+    const auto r = memopt::exact_fit(buffers, {.work_limit = 100'000,
+                                               .progress = [&](const memopt::search_progress& p) { reports.push_back(p); }});
+    searched += !reports.empty();
+    for (std::size_t k = 0; k < reports.size(); ++k) {
+      CHECK(reports[k].bound_bytes <= reports[k].best_bytes);
+      CHECK(reports[k].bound_bytes <= r.plan.arena_bytes);
+      if (k > 0) {
+        CHECK(reports[k].best_bytes <= reports[k - 1].best_bytes);
+        CHECK(reports[k].bound_bytes >= reports[k - 1].bound_bytes);
+      }
+    }
+    if (!reports.empty()) {
+      CHECK(reports.back().best_bytes == r.plan.arena_bytes);
+      CHECK((reports.back().bound_bytes == r.plan.arena_bytes) == r.proved_optimal);
+    }
+  }
+  CHECK(searched > 20);  // the heuristics miss the optimum often enough to search
+}
+
 TEST_CASE("property: exact equals brute force on tiny problems") {
   std::mt19937_64 rng(5);
   for (int trial = 0; trial < 1500; ++trial) {

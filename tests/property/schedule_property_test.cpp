@@ -144,6 +144,31 @@ TEST_CASE("property: the lower bound holds on wide graphs the search cannot fini
   }
 }
 
+TEST_CASE("property: exact's progress reports are bounds that close in on its result") {
+  std::mt19937_64 rng(1126);
+  for (int trial = 0; trial < 40; ++trial) {
+    INFO("trial " << trial);
+    const auto spec = mt::random_dag(
+        rng, {.min_nodes = 20, .max_nodes = 160, .max_inputs = 2, .alias_probability = trial % 2 == 0 ? 0.0 : 0.2});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    std::vector<memopt::search_progress> reports;
+    const auto r = memopt::exact_schedule(g, {.time_limit_seconds = std::nullopt, .work_limit = 3000,
+                                              .progress = [&](const memopt::search_progress& p) { reports.push_back(p); }});
+    REQUIRE(reports.size() >= 2);  // before the search and at its end
+    for (std::size_t k = 0; k < reports.size(); ++k) {
+      CHECK(reports[k].bound_bytes <= reports[k].best_bytes);
+      CHECK(reports[k].bound_bytes <= r.peak_bytes);  // a bound on every order, the result's too
+      if (k > 0) {
+        CHECK(reports[k].best_bytes <= reports[k - 1].best_bytes);
+        CHECK(reports[k].bound_bytes >= reports[k - 1].bound_bytes);
+        CHECK(reports[k].work >= reports[k - 1].work);
+      }
+    }
+    CHECK(reports.back().best_bytes == r.peak_bytes);
+    CHECK(reports.back().bound_bytes == r.lower_bound_bytes);
+  }
+}
+
 TEST_CASE("property: with a work limit and no time limit, exact gives the same order under load") {
   std::mt19937_64 rng(31);
   std::atomic<bool> stop = false;

@@ -21,6 +21,7 @@
 #include <memopt/detail/event_sweep.hpp>
 #include <memopt/heap/choose_best.hpp>
 #include <memopt/heap/problem.hpp>
+#include <memopt/progress.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -52,6 +53,7 @@ struct exact_fit_options {
   /// spans, Z bytes, L lower, U upper; then buffer index.
   std::vector<std::string> preorders = {"WAT", "TAW", "TWA"};
   const std::atomic<bool>* stop = nullptr;  ///< once *stop is true the search ends with its best
+  progress_callback progress;               ///< hears the best arena and the bound after each probe
 };
 
 struct exact_result {
@@ -429,9 +431,12 @@ class exact_search {
       detail::search_budget part = budget.limited(probe_work);
       const fit_status status = attempt(probe, part);
       budget.charge(part);
-      if (status == fit_status::fits) continue;
       // No plan fits a refuted capacity, nor any below it.
       if (status == fit_status::does_not_fit) proved = std::max(proved, probe + g);
+      if (options.progress) {
+        options.progress({.best_bytes = r.plan.arena_bytes, .bound_bytes = std::min(proved, r.plan.arena_bytes), .work = budget.used()});
+      }
+      if (status == fit_status::fits) continue;
       low = probe + g;
     }
   }

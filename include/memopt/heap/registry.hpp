@@ -62,7 +62,8 @@ struct entry {
             exact_fit(buffers, {.capacity = capacity,
                                 .time_limit_seconds = limits.time_limit_or(*default_seconds),
                                 .work_limit = limits.work_limit,
-                                .stop = limits.stop});
+                                .stop = limits.stop,
+                                .progress = limits.progress});
         return r;
     }
     const auto& plan = r.plan;

@@ -17,6 +17,7 @@
 
 #include <memopt/detail/budget.hpp>
 #include <memopt/graph/compact.hpp>
+#include <memopt/progress.hpp>
 #include <memopt/schedule/best_of.hpp>
 #include <memopt/schedule/result.hpp>
 #include <memopt/schedule/segment_search.hpp>
@@ -41,6 +42,7 @@ struct exact_options {
   std::optional<std::uint64_t> work_limit;          ///< states expanded in the whole search
   std::size_t state_limit = 2'000'000;              ///< states stored for one segment
   const std::atomic<bool>* stop = nullptr;          ///< once *stop is true the search ends with its best
+  progress_callback progress;                       ///< hears the peak and bound after each part searched
 };
 
 /// An order with its peak and a lower bound on every order's peak.
@@ -73,6 +75,11 @@ struct order_bounds {
   std::vector<std::size_t> by_peak(segments.size());
   std::iota(by_peak.begin(), by_peak.end(), std::size_t{0});
   std::ranges::sort(by_peak, [&](auto a, auto b) { return peaks[a] > peaks[b]; });
+  const auto report = [&](std::uint64_t peak) {
+    if (options.progress) options.progress({.best_bytes = peak, .bound_bytes = std::min(lower_bound, peak), .work = budget.used()});
+  };
+  const auto highest = [&] { return std::accumulate(peaks.begin(), peaks.end(), std::uint64_t{0}, [](auto a, auto b) { return std::max(a, b); }); };
+  report(highest());
   for (const auto s : by_peak) {
     if (peaks[s] <= lower_bound) break;
     detail::segment_search search(segments[s], budget.slice(1.0 / 3), options.state_limit);
@@ -81,12 +88,14 @@ struct order_bounds {
     local_orders[s] = std::move(found.order);
     peaks[s] = found.peak;
     lower_bound = std::max(lower_bound, found.lower_bound);
+    report(highest());
   }
   order_bounds r;
   r.order = detail::assemble(g, start, role, segments, local_orders);
   for (const auto peak : peaks) r.peak_bytes = std::max(r.peak_bytes, peak);
   if (r.peak_bytes > lower_bound) {
-    r.order = detail::improve_by_windows(g, std::move(r.order), role, lower_bound, budget, options.state_limit);
+    r.order = detail::improve_by_windows(g, std::move(r.order), role, lower_bound, budget, options.state_limit,
+                                         options.progress);
     r.peak_bytes = 0;
     for (const auto& seg : detail::split_into_segments(g, r.order, role)) {
       r.peak_bytes = std::max(r.peak_bytes, seg.peak_of(detail::identity_orders({seg}).front()));
@@ -94,6 +103,7 @@ struct order_bounds {
   }
   r.lower_bound_bytes = std::min(lower_bound, r.peak_bytes);
   r.proved_optimal = r.peak_bytes == r.lower_bound_bytes;
+  report(r.peak_bytes);
   return r;
 }
 

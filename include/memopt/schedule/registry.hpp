@@ -52,7 +52,8 @@ struct entry {
     const auto search = [&] {
       return exact_options{.time_limit_seconds = limits.time_limit_or(*default_seconds),
                            .work_limit = limits.work_limit,
-                           .stop = limits.stop};
+                           .stop = limits.stop,
+                           .progress = limits.progress};
     };
     switch (id) {
       case algorithm::program: break;

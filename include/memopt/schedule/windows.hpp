@@ -5,6 +5,7 @@
 // assemble, which puts an order back together from its segments' orders.
 
 #include <memopt/detail/budget.hpp>
+#include <memopt/progress.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/schedule/segment_search.hpp>
 #include <memopt/schedule/segments.hpp>
@@ -57,9 +58,11 @@ inline std::vector<std::vector<std::size_t>> identity_orders(const std::vector<s
 /// Large-neighbourhood search where the segments are too wide to solve:
 /// reorder a window of consecutive vertices around the peak exactly, everything
 /// else fixed, with growing windows, while that lowers the peak and time lasts.
+/// `progress`, when set, hears each peak reached.
 inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::vector<std::size_t> order,
                                                    const std::vector<vertex_role>& role, std::uint64_t lower_bound,
-                                                   search_budget& budget, std::size_t state_limit) {
+                                                   search_budget& budget, std::size_t state_limit,
+                                                   const progress_callback& progress = {}) {
   constexpr std::size_t widths[] = {16, 32, 64, 128, 256};
   while (!budget.exhausted()) {
     // Where the peak is, as a position among the normal vertices.
@@ -73,6 +76,7 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
         peak_position = first + at;
       }
     }
+    if (progress) progress({.best_bytes = peak, .bound_bytes = lower_bound, .work = budget.used()});
     if (peak <= lower_bound) break;
     bool improved = false;
     for (const std::size_t width : widths) {
