@@ -109,18 +109,20 @@ inline command add_arena_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("arena", "arena offsets for every buffer, as JSON");
   add_graph_argument(cmd, opts->input, "MiniMalloc CSV (*.csv) or memopt-graph/1 file", "INPUT");
   cmd->add_option("--algo", opts->algo, joined(heap::names()))->capture_default_str();
-  cmd->add_option("--capacity", opts->capacity, "arena bytes available: report whether the plan fits");
+  cmd->add_option("--capacity", opts->capacity, "arena bytes available: report whether the plan fits")
+      ->check(whole_number());
   cmd->add_option("--time-limit", opts->time_limit, "seconds for exact (default 60 unless --work-limit)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--work-limit", opts->work_limit,
                   "search nodes for exact, and states for a searching --schedule; alone, the plan depends on "
-                  "the input only");
+                  "the input only")
+      ->check(whole_number());
   cmd->add_option("--output", opts->output, "write the plan as CSV with an offset column");
   cmd->add_option("--schedule", opts->schedule, "graph input: the scheduler lifetimes come from")
       ->capture_default_str()
       ->check(CLI::IsMember(schedule::names()));
   cmd->add_option("--alignment", opts->alignment, "graph input: every offset a multiple of this")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(whole_number(1));
   cmd->add_flag("--alias", opts->alias,
                 "graph input: an output may also take over a may-alias input's storage where it dies");
   return {cmd, [opts] {

@@ -8,9 +8,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -36,6 +41,38 @@ inline void stop_searches_on_interrupt() {
       std::raise(SIGINT);
     }
   });
+}
+
+/// Checks for numeric options, with messages a user reads at a glance. CLI11
+/// reads "-5" into an unsigned option as 2^64 - 5: whole numbers take digits only.
+inline CLI::Validator whole_number(std::uint64_t least = 0, std::uint64_t most = std::numeric_limits<std::uint64_t>::max()) {
+  return CLI::Validator(
+      [least, most](const std::string& text) -> std::string {
+        const auto what = [&] {
+          return "'" + text + "' is not a whole number from " + std::to_string(least) +
+                 (most == std::numeric_limits<std::uint64_t>::max() ? " up" : " to " + std::to_string(most));
+        };
+        if (text.empty() || !std::ranges::all_of(text, [](char c) { return c >= '0' && c <= '9'; })) return what();
+        std::uint64_t value = 0;
+        const auto [end, fault] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (fault != std::errc{} || value < least || value > most) return what();
+        return {};
+      },
+      "UINT");
+}
+
+/// Seconds and other amounts above zero.
+inline CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, fault] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (fault != std::errc{} || end != text.data() + text.size() || !(value > 0) || !std::isfinite(value)) {
+          return "'" + text + "' is not a number above 0";
+        }
+        return {};
+      },
+      "POSITIVE");
 }
 
 /// A subcommand: its CLI11 parser and what it does once parsed.

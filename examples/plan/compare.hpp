@@ -138,8 +138,9 @@ inline command add_compare_command(CLI::App& app) {
       ->check(CLI::IsMember({"schedule", "arena", "share", "simulate", "rewrite"}));
   cmd->add_option("--algos", opts->algos, "keep only these algorithms (comma-separated)")->delimiter(',');
   cmd->add_option("--time-limit", opts->time_limit, "seconds for each search (exact, best)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--work-limit", opts->work_limit, "work for each search: the table then repeats exactly");
+      ->check(positive_number());
+  cmd->add_option("--work-limit", opts->work_limit, "work for each search: the table then repeats exactly")
+      ->check(whole_number());
   cmd->add_option("--format", opts->format, "md, csv or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"md", "csv", "json"}));

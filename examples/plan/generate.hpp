@@ -28,9 +28,10 @@ inline command add_generate_command(CLI::App& app) {
   cmd->add_option("KIND", opts->kind, joined(graph_gen::kinds()))
       ->required()
       ->check(CLI::IsMember(graph_gen::kinds()));
-  cmd->add_option("--vertices", opts->vertices, "about this many nodes")->capture_default_str()->check(
-      CLI::PositiveNumber);
-  cmd->add_option("--seed", opts->seed, "the random seed")->capture_default_str();
+  cmd->add_option("--vertices", opts->vertices, "about this many nodes (at most 100,000,000)")
+      ->capture_default_str()
+      ->check(whole_number(1, 100'000'000));
+  cmd->add_option("--seed", opts->seed, "the random seed")->capture_default_str()->check(whole_number());
   cmd->add_option("--output", opts->output, "the file to write (default: standard output)");
   return {cmd, [opts] {
             const auto g = graph_gen::generate(opts->kind, opts->vertices, opts->seed);

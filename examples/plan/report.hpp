@@ -22,6 +22,7 @@
 #include <iostream>
 #include <memory>
 #include <ostream>
+#include <system_error>
 
 namespace memopt::plan {
 
@@ -94,7 +95,9 @@ inline report_orders report_schedules(const io::file_graph& g, std::ostream& out
 /// order's arena plan); see svg.hpp.
 inline void write_pictures(const io::file_graph& g, const report_orders& ran, const std::string& dir) {
   const auto open = [&](const std::string& name) {
-    std::filesystem::create_directories(dir);
+    std::error_code fault;
+    std::filesystem::create_directories(dir, fault);
+    if (fault) throw cli_error("cannot create the directory " + dir + ": " + fault.message());
     std::ofstream file(std::filesystem::path(dir) / name, std::ios::binary);
     if (!file) throw cli_error("cannot write " + (std::filesystem::path(dir) / name).string());
     return file;

@@ -465,7 +465,7 @@ inline std::pair<io::file_graph, std::optional<nlohmann::json>> load_rewrite_gra
 inline command add_rewrite_command(CLI::App& app) {
   struct options {
     graph_argument graph;
-    std::uint64_t budget = 0;
+    std::optional<std::uint64_t> budget;
     std::string mode = "remat";
     std::string recompute = "heuristic";
     std::string scope = "gradients/";
@@ -481,7 +481,8 @@ inline command add_rewrite_command(CLI::App& app) {
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("rewrite", "graph rewrites that lower the memory peak (recompute, swap, accumulate), as JSON");
   add_graph_argument(cmd, opts->graph);
-  cmd->add_option("--budget", opts->budget, "the device's memory in bytes (remat and swap aim under it; fits says whether peak_after is)");
+  cmd->add_option("--budget", opts->budget, "the device's memory in bytes (remat and swap aim under it; fits says whether peak_after is)")
+      ->check(whole_number());
   cmd->add_flag("--curve", opts->curve, "the trade-off curve instead: remat at budgets from the best peak down to the floor");
   cmd->add_option("--svg", opts->svg, "with --curve: also draw it (extra flops against the peak reached) in this SVG file");
   cmd->add_option("--mode", opts->mode,
@@ -496,12 +497,14 @@ inline command add_rewrite_command(CLI::App& app) {
                 "remat may recompute random draws (dropout masks): the runtime replays the generator's state, "
                 "as torch.utils.checkpoint does");
   cmd->add_option("--config", opts->config, "devices, links, cost model, placement (memopt-plan simulate's config)");
-  cmd->add_option("--work-limit", opts->work_limit, "states the schedule search may expand for each peak");
+  cmd->add_option("--work-limit", opts->work_limit, "states the schedule search may expand for each peak")
+      ->check(whole_number());
   cmd->add_option("--rounds", opts->rounds, "at most this many rounds of accumulation and swapping (the seed: 25)")
-      ->check(CLI::Range(1, 1000));
+      ->check(whole_number(1, 1000));
   cmd->add_option("--output", opts->output, "write the rewritten graph (memopt-graph/1)");
   return {cmd, [opts] {
-            if (!opts->curve && opts->budget == 0) throw cli_error("--budget is required (or --curve)");
+            if (!opts->curve && !opts->budget) throw cli_error("--budget is required (or --curve)");
+            const std::uint64_t budget = opts->budget.value_or(0);
             if (!opts->curve && !opts->svg.empty()) throw cli_error("--svg draws the curve: it needs --curve");
             const auto loaded = load_rewrite_graph(opts->graph);
             const io::file_graph& g = loaded.first;
@@ -514,10 +517,10 @@ inline command add_rewrite_command(CLI::App& app) {
               feed.push_back(static_cast<std::size_t>(it - facts.name.begin()));
             }
             simulation_config config = opts->config.empty() ? simulation_config{} : read_simulation_config(opts->config);
-            if (opts->config.empty()) config.machine.devices[0].memory_bytes = opts->budget;
+            if (opts->config.empty()) config.machine.devices[0].memory_bytes = budget;
             const exact_options search{.time_limit_seconds = std::nullopt, .work_limit = opts->work_limit,
                                        .stop = &interrupted};
-            rewrite::remat_options remat{.budget = opts->budget, .feed = feed};
+            rewrite::remat_options remat{.budget = budget, .feed = feed};
             if (opts->replay_random) remat.unrepeatable_ops.clear();
             if (opts->curve) {
               const auto curve = naming_nodes(g, opts->graph.path, [&] { return remat_curve_points(g, facts, remat, search); });
@@ -545,19 +548,19 @@ inline command add_rewrite_command(CLI::App& app) {
             out["graph"] = g[boost::graph_bundle].name;
             out["mode"] = opts->mode;
             out["recompute"] = opts->recompute;
-            out["budget"] = opts->budget;
+            out["budget"] = budget;
             out["peak_before"] = report.peak_before;
             out["peak_after"] = report.peak_after;
             out["proved_before"] = report.proved_before;
             out["proved_after"] = report.proved_after;
-            out["fits"] = report.peak_after <= opts->budget;
+            out["fits"] = report.peak_after <= budget;
             out["extra_flops"] = report.extra_flops;
             out["extra_flops_percent"] = total_flops > 0 ? 100 * report.extra_flops / total_flops : 0.0;
             out["swapped_bytes"] = report.swapped_bytes;
             out["nodes_added"] = report.nodes_added;
             const auto floor = rewrite::rematerialisation_floor(facts, remat);
             out["floor"] = floor_json(facts, floor);
-            if (report.peak_after > opts->budget) out["out_of_reach"] = out_of_reach(facts, floor, report.peak_after, opts->budget);
+            if (report.peak_after > budget) out["out_of_reach"] = out_of_reach(facts, floor, report.peak_after, budget);
             out["plan"] = plan_json(facts, plan);
             if (interrupted) out["interrupted"] = true;
             if (!opts->output.empty()) {

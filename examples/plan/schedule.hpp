@@ -30,9 +30,10 @@ inline command add_schedule_command(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember(schedule::names()));
   cmd->add_option("--time-limit", opts->limits.time_limit_seconds, "seconds for exact (default 60) and best (default 3)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(positive_number());
   cmd->add_option("--work-limit", opts->limits.work_limit,
-                  "states exact and best may expand; alone (no --time-limit), the order depends on the graph only");
+                  "states exact and best may expand; alone (no --time-limit), the order depends on the graph only")
+      ->check(whole_number());
   return {cmd, [opts] {
             const auto g = load_graph(opts->graph);
             naming_nodes(g, opts->graph.path, [&] {

@@ -224,6 +224,35 @@ TEST_CASE("usage: exit 1 with one line, and --help exits 0") {
   CHECK(help.out.find("peak") != std::string::npos);
 }
 
+TEST_CASE("usage: numbers out of range are refused by name, never wrapped") {
+  // CLI11 would read "-5" into an unsigned option as 2^64 - 5.
+  const std::string graph = data_dir + "/small/chain.json";
+  check_refused(plan("rewrite " + graph + " --budget -5"), "--budget: '-5' is not a whole number from 0 up");
+  check_refused(plan("rewrite " + graph + " --budget 1e9"), "--budget: '1e9' is not a whole number");
+  check_refused(plan("rewrite " + graph + " --mode all --budget 5 --rounds 0"), "--rounds: '0' is not a whole number from 1 to 1000");
+  check_refused(plan("arena " + graph + " --capacity -1"), "--capacity: '-1'");
+  check_refused(plan("arena " + graph + " --alignment 0"), "--alignment: '0' is not a whole number from 1 up");
+  check_refused(plan("arena " + graph + " --time-limit nan"), "--time-limit: 'nan' is not a number above 0");
+  check_refused(plan("schedule " + graph + " --algo exact --time-limit -1"), "--time-limit: '-1' is not a number above 0");
+  check_refused(plan("schedule " + graph + " --algo exact --work-limit -1"), "--work-limit: '-1'");
+  check_refused(plan("compare " + graph + " --time-limit inf"), "--time-limit: 'inf'");
+  check_refused(plan("generate cnn-train --vertices 100000000000"), "--vertices: '100000000000' is not a whole number from 1 to 100000000");
+  check_refused(plan("generate cnn-train --vertices 10 --seed -1"), "--seed: '-1'");
+  // A budget of 0 is a request like any other: the lowest peak reached, out of reach.
+  const auto zero = plan("rewrite " + graph + " --budget 0");
+  REQUIRE(zero.status == 0);
+  const auto j = nlohmann::json::parse(zero.out);
+  CHECK(j["budget"] == 0);
+  CHECK(j["fits"] == false);
+}
+
+TEST_CASE("report --svg: a directory that cannot be made is named") {
+  const auto r = plan("report " + data_dir + "/small/chain.json --svg /proc/memopt-no-such-dir");
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 1);
+  CHECK(r.err == "memopt-plan: cannot create the directory /proc/memopt-no-such-dir: No such file or directory\n");
+}
+
 namespace {
 
 /// The share JSON contract: every buffer of the graph that is not persistent
