@@ -38,6 +38,7 @@ inline command add_caffe2_command(CLI::App& app) {
   cmd->add_option("--blob-bytes", opts->blob_bytes, "JSON object {blob: bytes}");
   return {cmd, [opts] {
             const auto read = [](const std::string& path) {
+              check_memory_for(path);
               try {
                 return io::detail::read_file(path);
               } catch (const error& e) {

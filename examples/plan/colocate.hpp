@@ -43,6 +43,7 @@ inline command add_colocate_command(CLI::App& app) {
               }
             }();
             const auto g = [&] {
+              check_memory_for(opts->graph);
               try {
                 return tf_like::read_graph(opts->graph);
               } catch (const error& e) {

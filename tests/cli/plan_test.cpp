@@ -246,6 +246,20 @@ TEST_CASE("usage: numbers out of range are refused by name, never wrapped") {
   CHECK(j["fits"] == false);
 }
 
+TEST_CASE("bad input: a graph file too large for the memory available is refused before it is read") {
+  // A sparse file of 1 TiB: no machine this runs on has 16 TiB to read it.
+  const auto path = temp_path("huge.json");
+  std::ofstream(path).put(' ');
+  std::filesystem::resize_file(path, std::uint64_t{1} << 40);
+  for (const std::string command : {"peak", "schedule --algo dfs", "rewrite --curve"}) {
+    const auto space = command.find(' ');
+    const std::string sub = command.substr(0, space);
+    const std::string rest = space == std::string::npos ? "" : command.substr(space);
+    check_refused(plan(sub + " " + path.string() + rest), "MiB of graph text takes about");
+  }
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("report --svg: a directory that cannot be made is named") {
   const auto r = plan("report " + data_dir + "/small/chain.json --svg /proc/memopt-no-such-dir");
   INFO("stderr: " << r.err);
