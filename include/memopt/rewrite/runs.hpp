@@ -10,7 +10,10 @@
 // sequence puts it; an original reading a copy also waits for its own
 // producer, so the originals keep a topological order of the graph. A copy
 // of an in-place op writes a new tensor (the value it overwrote may still be
-// read), and no run may read a value an in-place write has since overwritten.
+// read), and every run must read each storage in the state the graph's own
+// vertex reads it: not after an in-place write that vertex comes before, nor,
+// as a copy, before a write still to come (copies follow every original in
+// the rewritten graph, so in-place hazards put the writes first).
 
 #include <memopt/liveness.hpp>
 #include <memopt/rewrite/apply.hpp>
