@@ -7,17 +7,14 @@
 // Ratios to report: BM_rematerialize/<kind>/<budget> / BM_topological_sort/<kind>.
 // Counters: peak (the planner's peak as a fraction of the program order's),
 // extra_flops_percent, copies.
-#include <generate/generators.hpp>
-#include <memopt/io/graph_file.hpp>
-#include <memopt/liveness.hpp>
+#include "training_graph.hpp"
+
 #include <memopt/rewrite.hpp>
 
 #include <benchmark/benchmark.h>
 #include <boost/graph/topological_sort.hpp>
 
 #include <iterator>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,29 +22,10 @@ namespace {
 
 namespace rw = memopt::rewrite;
 
-struct training_graph {
-  memopt::io::file_graph graph;
-  rw::graph_facts facts;
-  std::vector<std::size_t> program;
-  std::uint64_t peak = 0;
-  double flops = 0;
-};
+using memopt::bench::training_graph;
 
 const training_graph& shared(const std::string& kind) {
-  static std::map<std::string, training_graph> graphs;
-  auto [it, fresh] = graphs.try_emplace(kind);
-  if (fresh) {
-    std::ostringstream text;
-    graph_gen::write_graph(text, graph_gen::generate(kind, 100'000, 1));
-    training_graph& t = it->second;
-    t.graph = memopt::io::parse_graph(text.str());
-    t.facts = rw::read_facts(t.graph);
-    const auto program = memopt::program_order(t.graph);
-    t.program.assign(program.begin(), program.end());
-    t.peak = memopt::liveness(t.graph, program).peak_bytes;
-    for (const double f : t.facts.flops) t.flops += f;
-  }
-  return it->second;
+  return memopt::bench::cached(kind, [&] { return memopt::bench::generated_training_graph(kind, 100'000); });
 }
 
 void BM_topological_sort(benchmark::State& state, const std::string& kind) {

@@ -15,19 +15,16 @@
 // solver proved its plan optimal), fits (1 when the planner's plan meets the
 // budget; the solver's numbers mean nothing for a budget it proves
 // infeasible: infeasible 1).
-#include <generate/generators.hpp>
+#include "training_graph.hpp"
+
 #include <support/checkmate.hpp>
 #include <support/random_training.hpp>
 
-#include <memopt/io/graph_file.hpp>
-#include <memopt/liveness.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <benchmark/benchmark.h>
 
-#include <map>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,34 +32,14 @@ namespace {
 
 namespace rw = memopt::rewrite;
 
-struct training_graph {
-  memopt::io::file_graph graph;
-  rw::graph_facts facts;
-  std::vector<std::size_t> program;
-  std::uint64_t peak = 0;
-  double flops = 0;
-};
+using memopt::bench::training_graph;
 
 const training_graph& shared(const std::string& kind) {
-  static std::map<std::string, training_graph> graphs;
-  auto [it, fresh] = graphs.try_emplace(kind);
-  if (fresh) {
-    training_graph& t = it->second;
-    if (kind == "random") {
-      std::mt19937_64 rng(1);
-      t.graph = memopt::testing::training_graph(rng, 40);
-    } else {
-      std::ostringstream text;
-      graph_gen::write_graph(text, graph_gen::generate(kind, 150, 1));
-      t.graph = memopt::io::parse_graph(text.str());
-    }
-    t.facts = rw::read_facts(t.graph);
-    const auto program = memopt::program_order(t.graph);
-    t.program.assign(program.begin(), program.end());
-    t.peak = memopt::liveness(t.graph, program).peak_bytes;
-    for (const double f : t.facts.flops) t.flops += f;
-  }
-  return it->second;
+  return memopt::bench::cached(kind, [&] {
+    if (kind != "random") return memopt::bench::generated_training_graph(kind, 150);
+    std::mt19937_64 rng(1);
+    return memopt::bench::make_training_graph(memopt::testing::training_graph(rng, 40));
+  });
 }
 
 std::uint64_t budget_of(const training_graph& t, double fraction) {

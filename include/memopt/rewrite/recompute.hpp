@@ -23,6 +23,7 @@
 // an in-place write over it) keeps reading the original there.
 // O((V + E) log V).
 
+#include <memopt/rewrite/copy.hpp>
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
@@ -195,22 +196,9 @@ template <rewrite_naming Naming = seed_naming>
     std::vector<std::size_t> copy_of(n);
     for (std::size_t k = 0; k < sources.size(); ++k) copy_of[sources[k]] = plan.nodes.size() + k;
     for (const std::size_t v : sources) {
-      added_node copy{.name = naming.recomputed(f.name[v]),
-                      .op = f.op[v],
-                      .device = f.device[v],
-                      .role = node_role::recomputed,
-                      .copy_of = v,
-                      .flops = f.flops[v]};
+      added_node copy = detail::recompute_copy(f, v, 0, naming);
       for (const operand& o : f.operands[v]) {
         copy.inputs.push_back({source[o.vertex] ? added(copy_of[o.vertex]) : original(o.vertex), o.port});
-      }
-      for (const tensor_output& out : f.outputs[v]) {
-        added_output o{.bytes = out.bytes};
-        if (out.shares && !out.shares->in_place) {
-          const auto it = std::ranges::find(f.operands[v], out.shares->source);
-          if (it != f.operands[v].end()) o.alias_operand = static_cast<std::size_t>(it - f.operands[v].begin());
-        }
-        copy.outputs.push_back(o);
       }
       for (const std::size_t c : f.control[v]) copy.control.push_back(original(c));
       copy.control.push_back(added(trigger_of[v]));

@@ -17,6 +17,7 @@
 
 #include <memopt/liveness.hpp>
 #include <memopt/rewrite/apply.hpp>
+#include <memopt/rewrite/copy.hpp>
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
@@ -36,28 +37,6 @@
 namespace memopt::rewrite {
 
 namespace detail {
-
-/// The k-th copy (from 0) of vertex u, without its inputs and control: the
-/// original's op and flops, a view output wherever the original's is a view
-/// (an in-place result becomes a new tensor: writing into the copy's input
-/// would clobber what the original's readers still read).
-template <rewrite_naming Naming>
-added_node recompute_copy(const graph_facts& f, std::size_t u, std::size_t k, const Naming& naming) {
-  added_node node{.name = k == 0 ? naming.recomputed(f.name[u]) : "Recomputed_" + std::to_string(k) + "/" + f.name[u],
-                  .op = f.op[u],
-                  .device = f.device[u],
-                  .role = node_role::recomputed,
-                  .copy_of = u,
-                  .flops = f.flops[u]};
-  for (const tensor_output& out : f.outputs[u]) {
-    added_output copy{.bytes = out.bytes};
-    if (out.shares && !out.shares->in_place) {
-      copy.alias_operand = static_cast<std::size_t>(std::ranges::find(f.operands[u], out.shares->source) - f.operands[u].begin());
-    }
-    node.outputs.push_back(copy);
-  }
-  return node;
-}
 
 /// The state of storage a tensor holds in the graph's own program, the order
 /// its vertices are listed in (where in-place writes take effect, as in
