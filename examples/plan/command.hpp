@@ -100,7 +100,6 @@ inline void add_graph_argument(CLI::App* cmd, graph_argument& arg,
                 "count every output apart: views and in-place results as copies, no in-place ordering");
 }
 
-/// Reads a memopt-graph/1 file; a bad file is a cli_error naming the file.
 /// Reading a graph file takes about this many bytes of memory per byte of
 /// JSON text: the JSON document, then the graph (1.6 GB for the 116 MB file
 /// of a generated 10^6-vertex graph).
@@ -148,6 +147,7 @@ inline void check_memory_for(const std::string& path) {
   }
 }
 
+/// Reads a memopt-graph/1 file; a bad file is a cli_error naming the file.
 inline io::file_graph load_graph(const graph_argument& arg) {
   check_memory_for(arg.path);
   try {

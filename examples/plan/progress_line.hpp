@@ -34,7 +34,9 @@ class progress_line {
  private:
   void draw(const search_progress& p) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    const double above = p.bound_bytes > 0 ? 100.0 * static_cast<double>(p.best_bytes - p.bound_bytes) / static_cast<double>(p.bound_bytes) : 0.0;
+    const double above = p.bound_bytes > 0 && p.best_bytes > p.bound_bytes
+                             ? 100.0 * static_cast<double>(p.best_bytes - p.bound_bytes) / static_cast<double>(p.bound_bytes)
+                             : 0.0;
     char line[160];
     std::snprintf(line, sizeof line, "%s: best %llu B, bound %llu B (%.2f %% above), work %llu, %.1f s", what_.c_str(),
                   static_cast<unsigned long long>(p.best_bytes), static_cast<unsigned long long>(p.bound_bytes), above,

@@ -447,7 +447,10 @@ inline std::pair<io::file_graph, std::optional<nlohmann::json>> load_rewrite_gra
   } catch (const error& e) {
     throw cli_error(arg.path + ": " + e.what());
   }
-  if (!doc.is_object() || doc.contains("format")) return {load_graph(arg), std::nullopt};
+  if (!doc.is_object() || doc.contains("format")) {
+    doc = nullptr;  // the document goes before the graph is read from the file: never both in memory
+    return {load_graph(arg), std::nullopt};
+  }
   try {
     auto graph_def = tf_like::read_graph_def(doc);
     graph_def[boost::graph_bundle] = doc.value("name", std::string("graphdef"));

@@ -92,7 +92,7 @@ struct order_bounds {
   }
   order_bounds r;
   r.order = detail::assemble(g, start, role, segments, local_orders);
-  for (const auto peak : peaks) r.peak_bytes = std::max(r.peak_bytes, peak);
+  r.peak_bytes = highest();
   if (r.peak_bytes > lower_bound) {
     r.order = detail::improve_by_windows(g, std::move(r.order), role, lower_bound, budget, options.state_limit,
                                          options.progress);
