@@ -25,12 +25,15 @@ namespace memopt::plan {
 
 inline command add_colocate_command(CLI::App& app) {
   struct options {
-    std::string graph;
+    graph_argument graph;
     std::string config;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("colocate", "colocation groups and a device for every node, as JSON");
-  cmd->add_option("GRAPH", opts->graph, "memopt-graph/1 file or TF GraphDef JSON (.json or .json.gz)")->required();
+  cmd->add_option("GRAPH", opts->graph.path, "memopt-graph/1 file or TF GraphDef JSON (.json or .json.gz), or ONNX model (.onnx)")
+      ->required();
+  cmd->add_option("--dim", opts->graph.dims, "size of a dynamic dimension of an ONNX model (repeatable)")
+      ->check(dimension_assignment());
   cmd->add_option("--config", opts->config, "placer configuration: devices, kernels, preference")->required();
   return {cmd, [opts] {
             const auto config = [&] {
@@ -43,18 +46,19 @@ inline command add_colocate_command(CLI::App& app) {
               }
             }();
             const auto g = [&] {
-              check_memory_for(opts->graph);
+              if (is_onnx(opts->graph)) return tf_like::from_file_graph(load_graph(opts->graph));
+              check_memory_for(opts->graph.path);
               try {
-                return tf_like::read_graph(opts->graph);
+                return tf_like::read_graph(opts->graph.path);
               } catch (const error& e) {
-                throw cli_error(opts->graph + ": " + e.what());
+                throw cli_error(opts->graph.path + ": " + e.what());
               }
             }();
             const auto placed = [&] {
               try {
                 return place(g, config.devices, config.kernels, config.options);
               } catch (const error& e) {
-                throw cli_error(opts->graph + ": " + e.describe(tf_like::node_namer(g)));
+                throw cli_error(opts->graph.path + ": " + e.describe(tf_like::node_namer(g)));
               }
             }();
             nlohmann::ordered_json out;

@@ -6,7 +6,12 @@
 
 #include <memopt/error.hpp>
 
+#ifdef MEMOPT_WITH_ONNX
+#include <onnx_import/model.hpp>
+#endif
+
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -22,7 +27,9 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace memopt::plan {
 
@@ -85,19 +92,39 @@ struct command {
   std::function<void()> run;
 };
 
-/// The graph a subcommand reads: the GRAPH argument and the memory model.
+/// The graph a subcommand reads: the GRAPH argument, the memory model, and
+/// the sizes of an ONNX model's dynamic dimensions.
 struct graph_argument {
   std::string path;
   bool no_alias = false;  ///< every output apart: views and in-place results as copies
+  std::vector<std::string> dims{};  ///< "name=value", from --dim
 };
 
-/// Adds GRAPH and --no-alias to `cmd`, as every subcommand that reads a graph takes them.
+/// NAME=VALUE with a name and a whole number from 1.
+inline CLI::Validator dimension_assignment() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        const auto equals = text.find('=');
+        const std::string_view value = equals == std::string::npos ? std::string_view() : std::string_view(text).substr(equals + 1);
+        std::int64_t size = 0;
+        const auto [end, fault] = std::from_chars(value.data(), value.data() + value.size(), size);
+        if (equals == 0 || value.empty() || fault != std::errc{} || end != value.data() + value.size() || size < 1) {
+          return "'" + text + "' is not NAME=SIZE with a size from 1";
+        }
+        return {};
+      },
+      "NAME=SIZE");
+}
+
+/// Adds GRAPH, --no-alias and --dim to `cmd`, as every subcommand that reads a graph takes them.
 inline void add_graph_argument(CLI::App* cmd, graph_argument& arg,
-                               const std::string& help = "memopt-graph/1 file (.json or .json.gz)",
+                               const std::string& help = "memopt-graph/1 file (.json or .json.gz) or ONNX model (.onnx)",
                                const std::string& name = "GRAPH") {
   cmd->add_option(name, arg.path, help)->required();
   cmd->add_flag("--no-alias", arg.no_alias,
                 "count every output apart: views and in-place results as copies, no in-place ordering");
+  cmd->add_option("--dim", arg.dims, "size of a dynamic dimension of an ONNX model (repeatable)")
+      ->check(dimension_assignment());
 }
 
 /// Reading a graph file takes about this many bytes of memory per byte of
@@ -147,8 +174,40 @@ inline void check_memory_for(const std::string& path) {
   }
 }
 
-/// Reads a memopt-graph/1 file; a bad file is a cli_error naming the file.
+/// Whether GRAPH is an ONNX model (by its extension) rather than memopt-graph/1.
+inline bool is_onnx(const graph_argument& arg) { return arg.path.ends_with(".onnx"); }
+
+/// The memopt-graph/1 document of an ONNX model; a bad model is a cli_error
+/// naming the file and the node or tensor.
+inline nlohmann::ordered_json onnx_document(const graph_argument& arg) {
+#ifdef MEMOPT_WITH_ONNX
+  onnx_import::import_options options;
+  for (const auto& assignment : arg.dims) {  // checked by dimension_assignment
+    const auto equals = assignment.find('=');
+    options.dims[assignment.substr(0, equals)] = std::stoll(assignment.substr(equals + 1));
+  }
+  try {
+    return onnx_import::read_graph_json(arg.path, options);
+  } catch (const error& e) {
+    throw cli_error(arg.path + ": " + e.what());
+  }
+#else
+  throw cli_error(arg.path + ": this memopt-plan was built without ONNX import (install libonnx-dev and "
+                             "libprotobuf-dev, then configure and build again)");
+#endif
+}
+
+/// Reads a memopt-graph/1 file or an ONNX model; a bad file is a cli_error naming the file.
 inline io::file_graph load_graph(const graph_argument& arg) {
+  if (is_onnx(arg)) {
+    const auto doc = onnx_document(arg);
+    try {
+      return io::graph_from_json(doc, {.storage_aliases = !arg.no_alias});
+    } catch (const error& e) {
+      throw cli_error(arg.path + ": " + e.what());
+    }
+  }
+  if (!arg.dims.empty()) throw cli_error("--dim applies to ONNX models only, and " + arg.path + " is not one");
   check_memory_for(arg.path);
   try {
     return io::read_graph(arg.path, {.storage_aliases = !arg.no_alias});

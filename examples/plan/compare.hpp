@@ -128,10 +128,11 @@ inline command add_compare_command(CLI::App& app) {
     std::optional<std::uint64_t> work_limit;
     std::string format = "md";
     bool no_alias = false;
+    std::vector<std::string> dims;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("compare", "every algorithm on every graph, side by side");
-  cmd->add_option("GRAPH", opts->graphs, "memopt-graph/1 files")->required();
+  cmd->add_option("GRAPH", opts->graphs, "memopt-graph/1 files (.json, .json.gz) or ONNX models (.onnx)")->required();
   cmd->add_option("--families", opts->families,
                   "schedule, arena, share (the default), simulate (ready policies), rewrite (remat and the seed's modes)")
       ->delimiter(',')
@@ -145,6 +146,8 @@ inline command add_compare_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"md", "csv", "json"}));
   cmd->add_flag("--no-alias", opts->no_alias, "count every output apart");
+  cmd->add_option("--dim", opts->dims, "size of a dynamic dimension of the ONNX models (repeatable)")
+      ->check(dimension_assignment());
   return {cmd, [opts] {
             std::vector<std::string> known = schedule::names();
             for (const auto& names : {heap::names(), share::names(), simulation_policy_names(),
@@ -162,7 +165,7 @@ inline command add_compare_command(CLI::App& app) {
             const std::size_t steps = opts->graphs.size() * opts->families.size();
             std::size_t done = 0;
             for (const auto& path : opts->graphs) {
-              const graph_argument input{path, opts->no_alias};
+              const graph_argument input{path, opts->no_alias, is_onnx({path}) ? opts->dims : std::vector<std::string>{}};
               const auto g = load_graph(input);
               naming_nodes(g, path, [&] {
                 for (const auto& family : opts->families) {

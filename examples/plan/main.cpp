@@ -7,6 +7,7 @@
 #include "arena.hpp"
 #include "command.hpp"
 #include "compare.hpp"
+#include "convert.hpp"
 #include "generate.hpp"
 #include "peak.hpp"
 #include "report.hpp"
@@ -25,7 +26,7 @@
 namespace {
 
 int run(int argc, char** argv) {
-  CLI::App app{"memopt-plan: plan the memory of a computation graph (memopt-graph/1 JSON)"};
+  CLI::App app{"memopt-plan: plan the memory of a computation graph (memopt-graph/1 JSON or ONNX)"};
   app.require_subcommand(1);
   const std::vector<memopt::plan::command> commands = {
       memopt::plan::add_caffe2_command(app),
@@ -39,6 +40,7 @@ int run(int argc, char** argv) {
       memopt::plan::add_compare_command(app),
       memopt::plan::add_simulate_command(app),
       memopt::plan::add_rewrite_command(app),
+      memopt::plan::add_convert_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -42,7 +42,9 @@ inline void report_header(const io::file_graph& g, const graph_argument& input, 
     out << "  no views or in-place results: every output owns its storage\n\n";
     return;
   }
-  const auto apart = load_graph({input.path, true});
+  graph_argument every_output_apart = input;
+  every_output_apart.no_alias = true;
+  const auto apart = load_graph(every_output_apart);
   const std::uint64_t copies = liveness(apart, program_order(apart)).peak_bytes;
   const std::uint64_t peak = live.peak_bytes;
   char percent[32];

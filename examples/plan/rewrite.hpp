@@ -438,6 +438,7 @@ inline std::string out_of_reach(const rewrite::graph_facts& facts, const rewrite
 /// GRAPH as memopt-graph/1, and the GraphDef document when it is one (JSON
 /// without "format"; tf_like/rewrite.hpp maps its marks).
 inline std::pair<io::file_graph, std::optional<nlohmann::json>> load_rewrite_graph(const graph_argument& arg) {
+  if (is_onnx(arg) || !arg.dims.empty()) return {load_graph(arg), std::nullopt};  // load_graph refuses --dim elsewhere
   check_memory_for(arg.path);
   nlohmann::json doc;
   try {

@@ -218,31 +218,37 @@ struct file_reader {
   }
 
   /// attrs.alias: "node:port" for the first output, or one entry (or null) per
-  /// output; each names an input of the node. attrs.inplace: the node writes it.
+  /// output; each names an input of the node whose storage the output lives
+  /// in (attrs.inplace: the node writes it). attrs.may_alias, in the same
+  /// form: an input whose storage the output may take over where it dies (an
+  /// in-place candidate, tensor_output::alias), not a fact of the program.
   void add_aliases(std::size_t v, const std::vector<buffer_ref<std::size_t>>& inputs) {
     const std::string& name = g[v].name;
     const auto& attrs = g[v].attrs;
-    const auto it = attrs.find("alias");
-    if (it == attrs.end() || it->is_null()) return;
-    const bool per_port = it->is_array();
-    const std::size_t count = per_port ? it->size() : 1;
-    if (count > g[v].outputs.size()) {
-      throw format_error(name, "attrs.alias names more outputs than the node has");
-    }
     const auto inplace = attrs.find("inplace");
     if (inplace != attrs.end() && !inplace->is_boolean()) {
       throw format_error(name, "attrs.inplace must be boolean, not " + kind_of(*inplace));
     }
     const bool in_place = inplace != attrs.end() && inplace->get<bool>();
-    for (std::size_t port = 0; port < count; ++port) {
-      const auto& ref = per_port ? (*it)[port] : *it;
-      if (ref.is_null()) continue;
-      const auto source = parse_ref(ref, name, "alias");
-      if (std::ranges::find(inputs, source) == inputs.end()) {
-        throw format_error(name, "alias " + ref.dump() + " is not an input of the node");
+    for (const char* key : {"may_alias", "alias"}) {
+      const auto it = attrs.find(key);
+      if (it == attrs.end() || it->is_null()) continue;
+      const bool must = std::string_view(key) == "alias";
+      const bool per_port = it->is_array();
+      const std::size_t count = per_port ? it->size() : 1;
+      if (count > g[v].outputs.size()) {
+        throw format_error(name, std::string("attrs.") + key + " names more outputs than the node has");
       }
-      g[v].outputs[port].alias = source;
-      if (options.storage_aliases) g[v].outputs[port].shares = shared_storage<std::size_t>{source, in_place};
+      for (std::size_t port = 0; port < count; ++port) {
+        const auto& ref = per_port ? (*it)[port] : *it;
+        if (ref.is_null()) continue;
+        const auto source = parse_ref(ref, name, key);
+        if (std::ranges::find(inputs, source) == inputs.end()) {
+          throw format_error(name, std::string(key) + " " + ref.dump() + " is not an input of the node");
+        }
+        g[v].outputs[port].alias = source;
+        if (must && options.storage_aliases) g[v].outputs[port].shares = shared_storage<std::size_t>{source, in_place};
+      }
     }
   }
 
@@ -275,6 +281,14 @@ struct file_reader {
 
 }  // namespace detail
 
+/// The graph of a parsed memopt-graph/1 document, as adapters build them.
+/// Throws format_error.
+[[nodiscard]] inline file_graph graph_from_json(const nlohmann::json& doc, const read_options& options = {}) {
+  file_graph g;
+  detail::file_reader{doc, options, g}.read();
+  return g;
+}
+
 /// Parses memopt-graph/1 text. Throws format_error.
 [[nodiscard]] inline file_graph parse_graph(const std::string& text, const read_options& options = {}) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw format_error("", "empty file");
@@ -284,9 +298,7 @@ struct file_reader {
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw format_error("", std::string("not JSON: ") + e.what());
   }
-  file_graph g;
-  detail::file_reader{doc, options, g}.read();
-  return g;
+  return graph_from_json(doc, options);
 }
 
 /// Reads a memopt-graph/1 file, gzipped or not.

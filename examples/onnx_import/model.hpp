@@ -1,0 +1,496 @@
+#pragma once
+// The ONNX adapter: an ONNX model (onnx::ModelProto, from Debian's
+// libonnx-dev and libprotobuf-dev) as a memopt-graph/1 document, so that
+// every memopt-plan subcommand reads .onnx files and `convert` writes them
+// out. Only shapes matter: initializers stored as external data are read
+// without their data files.
+//
+// The model is checked (every node's op known to ONNX's schema registry or a
+// model-local function, its attributes and arity valid, every input defined
+// by an earlier node, a graph input or an initializer, every tensor produced
+// once), dynamic dimensions are fixed from import_options::dims, and ONNX's
+// shape inference (strict, with data propagation) gives every tensor's shape.
+// Every defect is a memopt::io::format_error naming the node or tensor.
+//
+// The graph: a "parameter" node per initializer (persistent, just before its
+// first reader), an "input" node per other graph input, then a node per ONNX
+// node in the model's order, one output port per ONNX output (an omitted
+// optional output is a port of 0 bytes), inputs in operand order (omitted
+// optional inputs left out). Constant nodes, and nodes that read only
+// persistent tensors (weights an exporter transposes or casts, which runtimes
+// fold when they load the model), are persistent. Views (ops::is_view) alias
+// their input in the storage-aware model; element-wise outputs may alias an
+// input of their size (attrs.may_alias). Subgraphs (If, Loop, Scan) are
+// refused by name.
+
+#include "ops.hpp"
+
+#include <memopt/io/graph_file.hpp>
+
+#include <nlohmann/json.hpp>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace onnx_import {
+
+using memopt::io::format_error;
+
+struct import_options {
+  /// Values of named dynamic dimensions (dim_param), as --dim name=value gives them.
+  std::map<std::string, std::int64_t> dims;
+};
+
+/// Whether `path` names an ONNX model (by its extension).
+[[nodiscard]] inline bool is_onnx_path(const std::string& path) { return path.ends_with(".onnx"); }
+
+/// An ONNX model from its serialised bytes. Throws format_error.
+[[nodiscard]] inline onnx::ModelProto parse_model(const std::string& bytes) {
+  if (bytes.empty()) throw format_error("", "empty file");
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    throw format_error("", "not an ONNX model: the protobuf is malformed or truncated");
+  }
+  if (!model.has_graph()) throw format_error("", "not an ONNX model: it has no graph");
+  return model;
+}
+
+namespace detail {
+
+/// Bytes per element of an ONNX TensorProto data type; 0 when it has no fixed size.
+[[nodiscard]] inline std::uint64_t element_bytes(std::int32_t type) {
+  using T = onnx::TensorProto;
+  switch (type) {
+    case T::BOOL: case T::INT8: case T::UINT8: return 1;
+    case T::INT16: case T::UINT16: case T::FLOAT16: case T::BFLOAT16: return 2;
+    case T::INT32: case T::UINT32: case T::FLOAT: return 4;
+    case T::INT64: case T::UINT64: case T::DOUBLE: case T::COMPLEX64: return 8;
+    case T::COMPLEX128: return 16;
+    default: return 0;  // UNDEFINED, STRING
+  }
+}
+
+[[nodiscard]] inline std::string dtype_name(std::int32_t type) {
+  using T = onnx::TensorProto;
+  switch (type) {
+    case T::BOOL: return "bool";
+    case T::INT8: return "int8";
+    case T::UINT8: return "uint8";
+    case T::INT16: return "int16";
+    case T::UINT16: return "uint16";
+    case T::FLOAT16: return "float16";
+    case T::BFLOAT16: return "bfloat16";
+    case T::INT32: return "int32";
+    case T::UINT32: return "uint32";
+    case T::FLOAT: return "float32";
+    case T::INT64: return "int64";
+    case T::UINT64: return "uint64";
+    case T::DOUBLE: return "float64";
+    case T::COMPLEX64: return "complex64";
+    case T::COMPLEX128: return "complex128";
+    case T::STRING: return "string";
+    default: return "undefined";
+  }
+}
+
+/// A tensor's type as the graph needs it: element type and static shape.
+struct tensor_type {
+  std::int32_t element = 0;
+  shape dims;
+};
+
+/// The byte size of a tensor; refuses sizes past 2^63.
+[[nodiscard]] inline std::uint64_t byte_size(const tensor_type& t, const std::string& tensor) {
+  const std::uint64_t element = element_bytes(t.element);
+  if (element == 0) {
+    throw format_error("", "tensor '" + tensor + "' has element type " + dtype_name(t.element) +
+                               ", which has no fixed size");
+  }
+  std::uint64_t bytes = element;
+  for (const std::int64_t d : t.dims) {
+    const auto dim = static_cast<std::uint64_t>(d);
+    if (dim != 0 && bytes > (std::uint64_t{1} << 63) / dim) {
+      throw format_error("", "tensor '" + tensor + "' is larger than 2^63 bytes");
+    }
+    bytes *= dim;
+  }
+  return bytes;
+}
+
+/// The node that makes a tensor, as a memopt-graph/1 "node:port" is built from.
+struct producer {
+  std::string node;
+  std::size_t port = 0;
+  bool persistent = false;
+};
+
+struct converter {
+  onnx::ModelProto& model;
+  const import_options& options;
+
+  std::unordered_map<std::string, int> opsets{};            ///< domain → version
+  std::unordered_set<std::string> local_functions{};         ///< "domain:name"
+  std::unordered_map<std::string, tensor_type> types{};      ///< tensor → inferred type
+  std::unordered_map<std::string, producer> producers{};     ///< tensor → where it is made
+  std::unordered_map<std::string, const onnx::TensorProto*> initializers{};
+  std::unordered_set<std::string> node_names{};
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+
+  [[nodiscard]] static std::string domain_of(const onnx::NodeProto& node) {
+    return node.domain() == "ai.onnx" ? std::string() : node.domain();
+  }
+
+  /// A unique memopt node name: the ONNX name, else the first output's, else the op's.
+  std::string unique_name(std::string wanted) {
+    if (wanted.empty()) wanted = "node";
+    std::string name = wanted;
+    for (std::size_t k = 2; !node_names.insert(name).second; ++k) name = wanted + "#" + std::to_string(k);
+    return name;
+  }
+
+  [[nodiscard]] static std::string display_name(const onnx::NodeProto& node, int index) {
+    if (!node.name().empty()) return node.name();
+    return node.op_type() + " #" + std::to_string(index);
+  }
+
+  void read_opsets() {
+    for (const auto& import : model.opset_import()) {
+      opsets[import.domain() == "ai.onnx" ? std::string() : import.domain()] = static_cast<int>(import.version());
+    }
+    if (model.ir_version() < 3 && opsets.empty()) opsets[""] = 1;  // IR 1-2 models predate opset_import
+    for (const auto& f : model.functions()) local_functions.insert(f.domain() + ":" + f.name());
+  }
+
+  /// Refuses what the graph cannot model before ONNX's own checks run: an
+  /// unknown op, a subgraph, an op whose attributes or arity its schema refuses.
+  void check_node(const onnx::NodeProto& node, int index) {
+    const std::string where = display_name(node, index);
+    const std::string domain = domain_of(node);
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g() || attr.graphs_size() > 0 || attr.type() == onnx::AttributeProto::GRAPH ||
+          attr.type() == onnx::AttributeProto::GRAPHS) {
+        throw format_error(where, "op '" + node.op_type() + "' has a subgraph (attribute '" + attr.name() +
+                                      "'); control flow (If, Loop, Scan) is not supported");
+      }
+    }
+    if (local_functions.contains(node.domain() + ":" + node.op_type())) return;
+    const auto opset = opsets.find(domain);
+    if (opset == opsets.end()) {
+      throw format_error(where, "op '" + node.op_type() + "' is in domain '" + node.domain() +
+                                    "', which the model does not import (opset_import)");
+    }
+    const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset->second, domain);
+    if (schema == nullptr || schema->Deprecated()) {
+      throw format_error(where, "unknown op '" + node.op_type() + "'" +
+                                    (domain.empty() ? "" : " in domain '" + domain + "'") + " at opset " +
+                                    std::to_string(opset->second));
+    }
+    try {
+      schema->Verify(node);
+    } catch (const std::exception& e) {
+      throw format_error(where, "op '" + node.op_type() + "' is malformed: " + first_line(e.what()));
+    }
+  }
+
+  [[nodiscard]] static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+  /// Graph inputs' dim_params set from options.dims; a --dim the model does not name is refused.
+  void fix_dims() {
+    std::unordered_set<std::string> used;
+    const auto fix = [&](onnx::ValueInfoProto& value) {
+      if (!value.type().has_tensor_type() || !value.type().tensor_type().has_shape()) return;
+      for (auto& dim : *value.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+        if (!dim.has_dim_param()) continue;
+        if (const auto it = options.dims.find(dim.dim_param()); it != options.dims.end()) {
+          used.insert(it->first);
+          dim.set_dim_value(it->second);
+        }
+      }
+    };
+    auto& graph = *model.mutable_graph();
+    for (auto& value : *graph.mutable_input()) fix(value);
+    for (auto& value : *graph.mutable_output()) fix(value);
+    for (auto& value : *graph.mutable_value_info()) fix(value);
+    for (const auto& [name, value] : options.dims) {
+      if (!used.contains(name)) throw format_error("", "--dim " + name + ": the model has no dimension named '" + name + "'");
+    }
+  }
+
+  /// The static type of a value, or a message saying what is unknown.
+  [[nodiscard]] static std::optional<tensor_type> static_type(const onnx::TypeProto& type, std::string& problem) {
+    if (!type.has_tensor_type()) {
+      problem = type.has_sequence_type() ? "is a sequence" : type.has_map_type() ? "is a map"
+              : type.has_optional_type() ? "is an optional" : type.has_sparse_tensor_type() ? "is a sparse tensor"
+                                                                                            : "has no type";
+      return std::nullopt;
+    }
+    const auto& tensor = type.tensor_type();
+    if (!tensor.has_shape()) {
+      problem = "has no known shape";
+      return std::nullopt;
+    }
+    tensor_type t{.element = tensor.elem_type()};
+    for (int i = 0; i < tensor.shape().dim_size(); ++i) {
+      const auto& dim = tensor.shape().dim(i);
+      if (dim.has_dim_value() && dim.dim_value() >= 0) {
+        t.dims.push_back(dim.dim_value());
+      } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
+        problem = "has dimension '" + dim.dim_param() + "' of unknown size (give it with --dim " + dim.dim_param() + "=N)";
+        return std::nullopt;
+      } else {
+        problem = "has dimension " + std::to_string(i) + " of unknown size";
+        return std::nullopt;
+      }
+    }
+    return t;
+  }
+
+  void record_types() {
+    const auto& graph = model.graph();
+    for (const auto& init : graph.initializer()) {
+      tensor_type t{.element = init.data_type()};
+      for (const std::int64_t d : init.dims()) {
+        if (d < 0) throw format_error("", "initializer '" + init.name() + "' has a negative dimension");
+        t.dims.push_back(d);
+      }
+      types[init.name()] = std::move(t);
+    }
+    const auto record = [&](const onnx::ValueInfoProto& value) {
+      std::string problem;
+      if (auto t = static_type(value.type(), problem)) types.emplace(value.name(), std::move(*t));
+    };
+    for (const auto& value : graph.input()) record(value);
+    for (const auto& value : graph.value_info()) record(value);
+    for (const auto& value : graph.output()) record(value);
+  }
+
+  /// The type of `tensor`, made by `maker` (a node or graph input); refuses an unknown one.
+  const tensor_type& type_of(const std::string& tensor, const std::string& maker) {
+    if (const auto it = types.find(tensor); it != types.end()) return it->second;
+    std::string problem = "has no known shape";
+    const auto explain = [&](const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& values) {
+      for (const auto& value : values) {
+        if (value.name() == tensor) (void)static_type(value.type(), problem);
+      }
+    };
+    explain(model.graph().input());
+    explain(model.graph().value_info());
+    explain(model.graph().output());
+    throw format_error(maker, "tensor '" + tensor + "' " + problem + " after shape inference");
+  }
+
+  void infer_shapes() {
+    try {
+      onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_propagation=*/true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+    } catch (const std::exception& e) {
+      throw format_error("", "shape inference failed: " + first_line(e.what()));
+    }
+  }
+
+  static nlohmann::ordered_json shape_json(const shape& s) { return nlohmann::ordered_json(s); }
+
+  /// Shape and dtype attrs, as the shipped graphs carry them (shapes/dtypes when several).
+  static void describe_outputs(nlohmann::ordered_json& attrs, const std::vector<const tensor_type*>& outs) {
+    if (outs.size() == 1) {
+      attrs["shape"] = shape_json(outs[0]->dims);
+      attrs["dtype"] = dtype_name(outs[0]->element);
+      return;
+    }
+    auto& shapes = attrs["shapes"] = nlohmann::ordered_json::array();
+    auto& dtypes = attrs["dtypes"] = nlohmann::ordered_json::array();
+    for (const auto* t : outs) {
+      shapes.push_back(t ? shape_json(t->dims) : nlohmann::ordered_json());
+      dtypes.push_back(t ? nlohmann::ordered_json(dtype_name(t->element)) : nlohmann::ordered_json());
+    }
+  }
+
+  [[nodiscard]] static std::string ref(const producer& p) { return p.node + ":" + std::to_string(p.port); }
+
+  /// A one-output source node (graph input or initializer) for `tensor`.
+  void add_source(const std::string& tensor, bool persistent) {
+    const tensor_type& t = type_of(tensor, "");
+    nlohmann::ordered_json j;
+    const std::string name = unique_name(tensor);
+    j["name"] = name;
+    j["op"] = persistent ? "parameter" : "input";
+    j["outputs"] = {byte_size(t, tensor)};
+    if (persistent) j["persistent"] = true;
+    j["attrs"] = {{"shape", shape_json(t.dims)}, {"dtype", dtype_name(t.element)}};
+    if (name != tensor) j["attrs"]["tensor"] = tensor;
+    nodes.push_back(std::move(j));
+    producers[tensor] = {name, 0, persistent};
+  }
+
+  /// The producer of `tensor`, read by node `where`; an initializer is added on its first read.
+  const producer& producer_of(const std::string& tensor, const std::string& where) {
+    if (const auto it = producers.find(tensor); it != producers.end()) return it->second;
+    if (initializers.contains(tensor)) {
+      add_source(tensor, true);
+      return producers.at(tensor);
+    }
+    throw format_error(where, "input '" + tensor +
+                                  "' is not a graph input, an initializer or the output of an earlier node");
+  }
+
+  [[nodiscard]] std::vector<std::int64_t> ints_attribute(const onnx::NodeProto& node, const char* name) const {
+    for (const auto& attr : node.attribute()) {
+      if (attr.name() != name) continue;
+      if (attr.type() == onnx::AttributeProto::INT) return {attr.i()};
+      return {attr.ints().begin(), attr.ints().end()};
+    }
+    return {};
+  }
+
+  void add_node(const onnx::NodeProto& node, int index) {
+    const std::string where = display_name(node, index);
+    nlohmann::ordered_json j;
+    const std::string name =
+        unique_name(!node.name().empty() ? node.name() : node.output_size() > 0 && !node.output(0).empty() ? node.output(0)
+                                                                                                          : node.op_type());
+    j["name"] = name;
+    j["op"] = node.op_type();
+
+    nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+    std::vector<shape> input_shapes;
+    std::vector<std::optional<producer>> operands;  // per ONNX input, empty when omitted
+    bool reads_only_persistent = true;
+    for (const auto& tensor : node.input()) {
+      if (tensor.empty()) {
+        operands.emplace_back();
+        continue;
+      }
+      const producer p = producer_of(tensor, where);
+      inputs.push_back(ref(p));
+      input_shapes.push_back(type_of(tensor, where).dims);
+      reads_only_persistent = reads_only_persistent && p.persistent;
+      operands.push_back(p);
+    }
+    const bool persistent = node.op_type() == "Constant" || (!inputs.empty() && reads_only_persistent);
+
+    nlohmann::ordered_json sizes = nlohmann::ordered_json::array();
+    std::vector<shape> output_shapes;
+    std::vector<const tensor_type*> output_types;
+    for (int port = 0; port < node.output_size(); ++port) {
+      const std::string& tensor = node.output(port);
+      if (tensor.empty()) {
+        sizes.push_back(0);
+        output_types.push_back(nullptr);
+        continue;
+      }
+      const tensor_type& t = type_of(tensor, where);
+      sizes.push_back(byte_size(t, tensor));
+      output_shapes.push_back(t.dims);
+      output_types.push_back(&t);
+      const auto [it, fresh] = producers.emplace(tensor, producer{name, static_cast<std::size_t>(port), persistent});
+      if (!fresh) {
+        throw format_error(where, "output '" + tensor + "' is also made by '" + it->second.node +
+                                      "' (a tensor is made once)");
+      }
+    }
+    if (!inputs.empty()) j["inputs"] = std::move(inputs);
+    j["outputs"] = std::move(sizes);
+    if (persistent) j["persistent"] = true;
+    const double flops = estimate_flops(node.op_type(), input_shapes, output_shapes,
+                                        [&](const char* attr) { return ints_attribute(node, attr); });
+    if (flops > 0) j["flops"] = flops;
+
+    nlohmann::ordered_json attrs = nlohmann::ordered_json::object();
+    if (!output_types.empty() && output_types[0] != nullptr) describe_outputs(attrs, output_types);
+    if (!domain_of(node).empty()) attrs["domain"] = node.domain();
+    if (name != node.name()) attrs["onnx_name"] = node.name();
+    add_aliases(node, operands, attrs);
+    if (!attrs.empty()) j["attrs"] = std::move(attrs);
+    nodes.push_back(std::move(j));
+  }
+
+  /// A view's output 0 lives in its first input's storage; an element-wise
+  /// output 0 may take over the first input of its exact type.
+  void add_aliases(const onnx::NodeProto& node, const std::vector<std::optional<producer>>& operands,
+                   nlohmann::ordered_json& attrs) {
+    if (node.output_size() == 0 || node.output(0).empty() || operands.empty()) return;
+    const tensor_type& out = types.at(node.output(0));
+    if (is_view(node.op_type()) && operands[0]) {
+      attrs["alias"] = ref(*operands[0]);
+      attrs["view"] = true;
+      return;
+    }
+    if (!is_elementwise(node.op_type())) return;
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (!operands[static_cast<std::size_t>(i)]) continue;
+      const tensor_type& in = types.at(node.input(i));
+      if (in.dims == out.dims && element_bytes(in.element) == element_bytes(out.element)) {
+        attrs["may_alias"] = ref(*operands[static_cast<std::size_t>(i)]);
+        return;
+      }
+    }
+  }
+
+  nlohmann::ordered_json convert() {
+    read_opsets();
+    const auto& graph = model.graph();
+    for (int i = 0; i < graph.node_size(); ++i) check_node(graph.node(i), i);
+    fix_dims();
+    infer_shapes();
+    record_types();
+    for (const auto& init : graph.initializer()) {
+      if (init.name().empty()) throw format_error("", "an initializer has no name");
+      initializers.emplace(init.name(), &init);
+    }
+    // Graph inputs that are also initializers (IR < 4) are weights with a default.
+    for (const auto& input : graph.input()) {
+      if (!initializers.contains(input.name()) && !producers.contains(input.name())) add_source(input.name(), false);
+    }
+    for (int i = 0; i < graph.node_size(); ++i) add_node(graph.node(i), i);
+    nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+    for (const auto& output : graph.output()) outputs.push_back(ref(producer_of(output.name(), "")));
+    // Initializers nobody reads still hold memory: they go last.
+    for (const auto& init : graph.initializer()) {
+      if (!producers.contains(init.name())) add_source(init.name(), true);
+    }
+    nlohmann::ordered_json doc;
+    doc["format"] = "memopt-graph/1";
+    doc["name"] = graph.name();
+    doc["source"] = "ONNX model (IR " + std::to_string(model.ir_version()) + ", producer " +
+                    (model.producer_name().empty() ? "unknown" : model.producer_name() + " " + model.producer_version()) +
+                    "), imported by memopt's ONNX adapter with ONNX shape inference";
+    doc["nodes"] = std::move(nodes);
+    doc["outputs"] = std::move(outputs);
+    return doc;
+  }
+};
+
+}  // namespace detail
+
+/// The memopt-graph/1 document of an ONNX model. Throws format_error.
+[[nodiscard]] inline nlohmann::ordered_json to_graph_json(onnx::ModelProto model, const import_options& options = {}) {
+  return detail::converter{model, options}.convert();
+}
+
+/// The memopt-graph/1 document of an ONNX file. Throws format_error.
+[[nodiscard]] inline nlohmann::ordered_json read_graph_json(const std::string& path, const import_options& options = {}) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw format_error("", "cannot open " + path);
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  return to_graph_json(parse_model(bytes.str()), options);
+}
+
+/// An ONNX file as a graph memopt's algorithms run on. Throws format_error.
+[[nodiscard]] inline memopt::io::file_graph read_graph(const std::string& path, const import_options& options = {},
+                                                       const memopt::io::read_options& read = {}) {
+  return memopt::io::graph_from_json(read_graph_json(path, options), read);
+}
+
+}  // namespace onnx_import
