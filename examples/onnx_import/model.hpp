@@ -33,6 +33,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -308,12 +309,14 @@ struct converter {
       attrs["dtype"] = dtype_name(outs[0]->element);
       return;
     }
-    auto& shapes = attrs["shapes"] = nlohmann::ordered_json::array();
-    auto& dtypes = attrs["dtypes"] = nlohmann::ordered_json::array();
+    nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+    nlohmann::ordered_json dtypes = nlohmann::ordered_json::array();
     for (const auto* t : outs) {
       shapes.push_back(t ? shape_json(t->dims) : nlohmann::ordered_json());
       dtypes.push_back(t ? nlohmann::ordered_json(dtype_name(t->element)) : nlohmann::ordered_json());
     }
+    attrs["shapes"] = std::move(shapes);
+    attrs["dtypes"] = std::move(dtypes);
   }
 
   [[nodiscard]] static std::string ref(const producer& p) { return p.node + ":" + std::to_string(p.port); }
@@ -409,7 +412,7 @@ struct converter {
     nlohmann::ordered_json attrs = nlohmann::ordered_json::object();
     if (!output_types.empty() && output_types[0] != nullptr) describe_outputs(attrs, output_types);
     if (!domain_of(node).empty()) attrs["domain"] = node.domain();
-    if (name != node.name()) attrs["onnx_name"] = node.name();
+    if (!node.name().empty() && name != node.name()) attrs["onnx_name"] = node.name();
     add_aliases(node, operands, attrs);
     if (!attrs.empty()) j["attrs"] = std::move(attrs);
     nodes.push_back(std::move(j));
@@ -462,7 +465,7 @@ struct converter {
     nlohmann::ordered_json doc;
     doc["format"] = "memopt-graph/1";
     doc["name"] = graph.name();
-    doc["source"] = "ONNX model (IR " + std::to_string(model.ir_version()) + ", producer " +
+    doc["source"] = "ONNX model, graph '" + graph.name() + "' (IR " + std::to_string(model.ir_version()) + ", producer " +
                     (model.producer_name().empty() ? "unknown" : model.producer_name() + " " + model.producer_version()) +
                     "), imported by memopt's ONNX adapter with ONNX shape inference";
     doc["nodes"] = std::move(nodes);
@@ -478,13 +481,17 @@ struct converter {
   return detail::converter{model, options}.convert();
 }
 
-/// The memopt-graph/1 document of an ONNX file. Throws format_error.
+/// The memopt-graph/1 document of an ONNX file, named after the file
+/// (exporters give every graph the same name: torch's are all "torch_jit").
+/// Throws format_error.
 [[nodiscard]] inline nlohmann::ordered_json read_graph_json(const std::string& path, const import_options& options = {}) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw format_error("", "cannot open " + path);
   std::ostringstream bytes;
   bytes << file.rdbuf();
-  return to_graph_json(parse_model(bytes.str()), options);
+  auto doc = to_graph_json(parse_model(bytes.str()), options);
+  doc["name"] = std::filesystem::path(path).stem().string();
+  return doc;
 }
 
 /// An ONNX file as a graph memopt's algorithms run on. Throws format_error.
