@@ -4,8 +4,10 @@
 // in-place results, living in another tensor's storage), storages (buffers
 // that own theirs: buffers = storages + aliased_outputs), peak_bytes
 // (transient), persistent_bytes, peak_step, peak_node, live_at_peak (the
-// storages live there, "node:port"), and with --timeline the live bytes at
-// every step. --no-alias counts every output apart.
+// storages live there, "node:port"), op_bound_bytes (the largest inputs plus
+// outputs of one node, storages counted once: no order goes below it; the
+// bound HMCOS and others quote) and op_bound_node, and with --timeline the
+// live bytes at every step. --no-alias counts every output apart.
 
 #include "command.hpp"
 
@@ -15,10 +17,37 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace memopt::plan {
+
+/// The node whose transient inputs and outputs (each storage once) are the
+/// largest, and their bytes: every order holds them together at its step.
+inline std::pair<std::uint64_t, std::size_t> op_bound(const io::file_graph& g, const buffer_table& buffers) {
+  std::pair<std::uint64_t, std::size_t> best{0, 0};
+  std::vector<buffer_id> storages;
+  for (const auto v : boost::make_iterator_range(vertices(g))) {
+    storages.clear();
+    for (std::size_t port = 0; port < buffers.num_outputs(v); ++port) storages.push_back(buffers.storage[buffers.id(v, port)]);
+    for (const auto e : boost::make_iterator_range(in_edges(v, g))) {
+      if (!g[e].control) storages.push_back(buffers.storage[buffers.id(source(e, g), g[e].port)]);
+    }
+    std::ranges::sort(storages);
+    const auto [end, last] = std::ranges::unique(storages);
+    storages.erase(end, last);
+    std::uint64_t bytes = 0;
+    for (const buffer_id s : storages) {
+      if (!buffers.persistent[s]) bytes += buffers.bytes[s];
+    }
+    if (bytes > best.first) best = {bytes, v};
+  }
+  return best;
+}
 
 inline command add_peak_command(CLI::App& app) {
   struct options {
@@ -51,6 +80,9 @@ inline command add_peak_command(CLI::App& app) {
               for (const auto b : live.live_at_peak) {
                 at_peak.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
               }
+              const auto [bound, bound_node] = op_bound(g, live.buffers);
+              out["op_bound_bytes"] = bound;
+              out["op_bound_node"] = num_vertices(g) == 0 ? "" : g[bound_node].name;
               if (opts->timeline) out["timeline"] = live.timeline;
               std::cout << out.dump() << '\n';
             });

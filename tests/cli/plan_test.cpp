@@ -55,6 +55,9 @@ TEST_CASE("peak: the JSON contract on a hand-checked graph") {
   CHECK(j["peak_step"] == 4);
   CHECK(j["peak_node"] == "z");
   CHECK(j["live_at_peak"] == nlohmann::json::array({"y:0", "z:0"}));
+  // y reads x (10) and makes 20; z reads y (20) and makes 20; weights are left out.
+  CHECK(j["op_bound_bytes"] == 40);
+  CHECK(j["op_bound_node"] == "z");
 }
 
 TEST_CASE("peak: matches peaks_alias.tsv on every shipped graph, storages counted once") {
