@@ -11,8 +11,8 @@ MODEL is either
     torchvision.models), built with weights=None, or
   * "module:callable", where module is a dotted importable module or the path of
     a .py file (e.g. scripts/models/cell_stacks.py:nasnet_a).  The callable
-    returns an nn.Module, or a tuple (module, example_inputs_tuple).  If it takes
-    a keyword `batch` (or `batch_size`), --batch is passed to it.
+    returns an nn.Module, or a tuple (module, example_inputs_tuple).  If it has
+    a parameter `batch` (or `batch_size`), a given --batch is passed to it.
 --model-arg KEY=VALUE (repeatable) passes keyword arguments to the model
 constructor / callable (VALUE is a Python literal, else a string).
 
@@ -20,8 +20,8 @@ Default input: float32 [N,3,224,224] (inception_v3: 299x299); --input-shape
 replaces the per-sample shape (without the batch dimension).  Inputs returned by
 a callable are used as they are.
 
-Graph (memopt-graph/1, see /work/shared/graph-format.md), produced exactly as
-described in shared/graphs/README.md:
+Graph (memopt-graph/1, see docs/graph-format.md), produced exactly as the
+shipped graphs were (examples/data/README.md, "How the graphs were made"):
   * inference, tracer fx (default): torch.fx.symbolic_trace + ShapeProp in
     eval mode; torch.nn leaf modules are one node each, their parameters and
     buffers are "op": "parameter" persistent nodes emitted just before their
@@ -36,11 +36,29 @@ described in shared/graphs/README.md:
     torch.autograd.grad(loss, params) in train mode; backward nodes are named
     gradients/<node>, attrs.phase is forward/backward, top-level outputs are
     the loss then one gradient per parameter.  Inputs are x and target (int64
-    class ids sized from the model output: [N] for [N,C] logits, else
-    logits.shape[:-1]).
+    class ids sized from the model output: [N] for [N,C] logits, [N,H,W] for
+    dense [N,C,H,W] outputs, [N,L] for token models' [N,L,V] logits, which are
+    flattened to [N*L,V] for the loss).  A tuple/namedtuple/dict output uses
+    its first tensor (.logits, ["out"]).
 Sizes are numel * element_size; aliasing (views / in-place results, found by
 storage sharing during the ShapeProp run) is recorded in attrs.alias with
 attrs.view or attrs.inplace; flops use the README formula.
+Details that the shipped graphs (examples/data/*.json) pin down, and this script
+reproduces byte for byte for every torchvision file there:
+  * an output that is the very input object (ReLU(inplace=True), eval Dropout,
+    Identity, x += y, ATen ops writing an argument) is inplace, another tensor
+    on an input's storage is a view; a multi-output node lists one source per
+    port (null if it owns its storage) without view/inplace flags; an alias of
+    a persistent tensor is persistent;
+  * outputs that are None or have no elements get no port (ports are numbered
+    over the remaining tensors); non-tensor results give "outputs": [] and
+    their readers a control edge;
+  * unread view nodes and unread nodes without outputs (batch norm's empty
+    reserve, _assert) are dropped; unread in-place nodes stay;
+  * flops: pooling out_numel * window only for nn pooling modules (functional
+    and ATen pooling take the generic rule); batch norm 4 * numel only for
+    nn.BatchNorm*/F.batch_norm; convolution_backward = forward flops times the
+    number of requested gradients (output_mask); views omit "flops".
 
 Output: --output FILE (gzip if FILE ends in .gz); default <name>.json in the
 current directory, name = <model>_<infer|train>_b<N>.  If --onnx is given
@@ -129,12 +147,11 @@ def _import_user_module(spec):
         raise ExportError(f"cannot import module {spec!r}: {type(e).__name__}: {e}") from e
 
 
-def _accepts(fn, name):
+def _has_param(fn, name):
     try:
-        params = inspect.signature(fn).parameters
+        return name in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
 
 
 def load_model(spec, batch, input_shape, model_kwargs):
@@ -156,7 +173,7 @@ def load_model(spec, batch, input_shape, model_kwargs):
             raise ExportError(f"{spec} is not callable")
         kwargs = dict(model_kwargs)
         for key in ("batch", "batch_size"):
-            if key not in kwargs and _accepts(fn, key) and key in inspect.signature(fn).parameters:
+            if batch is not None and key not in kwargs and _has_param(fn, key):
                 kwargs[key] = batch
         try:
             made = fn(**kwargs)
@@ -178,7 +195,7 @@ def load_model(spec, batch, input_shape, model_kwargs):
         short = attr.split(".")[-1]
         if inputs is None:
             shape = list(input_shape) if input_shape else [3, 224, 224]
-            inputs = (torch.randn([batch] + shape),)
+            inputs = (torch.randn([batch or 1] + shape),)
         return made, inputs, desc, short
 
     name = spec
@@ -207,7 +224,7 @@ def load_model(spec, batch, input_shape, model_kwargs):
         shape = [3, 299, 299]
     else:
         shape = [3, 224, 224]
-    inputs = (torch.randn([batch] + shape),)
+    inputs = (torch.randn([batch or 1] + shape),)
     args = "".join(f", {k}={v!r}" for k, v in model_kwargs.items())
     return made, inputs, f"torchvision.models.{name}(weights=None{args})", name
 
@@ -566,11 +583,16 @@ def _qualified_target(target):
         return getattr(target, "__name__", str(target))
 
 
-def _make_recorder(gm, builder, placeholder_names, placeholder_params, aten, loss_hook=None):
-    """An fx Interpreter (ShapeProp) that emits graph nodes as it runs."""
+def _make_recorder(gm, builder, placeholder_names, placeholder_params, loss_node=None):
+    """An fx Interpreter (ShapeProp) that emits graph nodes as it runs.
+
+    Node by node, with the real tensors at hand: shapes (node.meta["tensor_meta"] as
+    ShapeProp stores them), sizes, flops and aliasing (storage shared with an input of
+    the same node, which is alive at that moment).  Values are freed after their last
+    use as in any fx Interpreter, so the memory high-water mark is the model's own."""
     import torch
-    from torch.fx.passes.shape_prop import ShapeProp
-    from torch.fx.node import map_arg
+    from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
+    from torch.fx.node import map_arg, map_aggregate
 
     class Recorder(ShapeProp):
         def __init__(self, module):
@@ -581,7 +603,19 @@ def _make_recorder(gm, builder, placeholder_names, placeholder_params, aten, los
 
         def run_node(self, n):
             args, kwargs = self.fetch_args_kwargs_from_env(n)
-            result = super().run_node(n)
+            # ShapeProp.run_node without its traceback print on failure
+            result = torch.fx.Interpreter.run_node(self, n)
+            found = []
+
+            def meta(obj):
+                if isinstance(obj, torch.Tensor):
+                    found.append(True)
+                    return _extract_tensor_metadata(obj)
+                return obj
+            tensor_meta = map_aggregate(result, meta)
+            if found:
+                n.meta["tensor_meta"] = tensor_meta
+            n.meta["type"] = type(result)
             self.record(n, args, kwargs, result)
             return result
 
@@ -628,6 +662,13 @@ def _make_recorder(gm, builder, placeholder_names, placeholder_params, aten, los
                         return
                     except (IndexError, KeyError, TypeError):
                         pass
+            # getattr of a field of a namedtuple output (e.g. InceptionOutputs.logits): fold too
+            if n.op == "call_function" and n.target is getattr and isinstance(n.args[0], torch.fx.Node):
+                src, value = self.struct[n.args[0]], self.env.get(n.args[0])
+                fields = getattr(value, "_fields", None)
+                if isinstance(src, tuple) and fields and n.args[1] in fields and _has_ref(src):
+                    self.struct[n] = src[fields.index(n.args[1])]
+                    return
             module, extra, schema_inplace = None, [], frozenset()
             if n.op == "call_module":
                 module = gm.get_submodule(n.target)
@@ -649,14 +690,13 @@ def _make_recorder(gm, builder, placeholder_names, placeholder_params, aten, los
                 else:
                     op = getattr(t, "__name__", str(t))
                     target = _qualified_target(t)
-            if loss_hook is not None:
-                loss_hook.before(n)
-            name = n.name if not (builder.phase == "backward") else "gradients/" + n.name
+            # training step: every node traced after the loss is backward
+            name = "gradients/" + n.name if builder.phase == "backward" else n.name
             self.struct[n] = builder.op_node(
                 name, op, target, self.arg_pairs(n), extra, result, module=module,
                 args=args, kwargs=kwargs, schema_inplace=schema_inplace)
-            if loss_hook is not None:
-                loss_hook.after(n)
+            if n is loss_node:
+                builder.phase = "backward"
 
     return Recorder(gm)
 
@@ -728,7 +768,7 @@ def export_fx(model, gm, inputs):
     import torch
     names, buffers = _param_maps(model)
     builder = Builder(names, buffers)
-    rec = _make_recorder(gm, builder, {}, {}, aten=False)
+    rec = _make_recorder(gm, builder, {}, {})
     with torch.no_grad():
         rec.propagate(*inputs)
     return builder, rec.outputs
@@ -762,11 +802,14 @@ def export_aten(model, inputs, train, seed):
         model.train()
         with torch.no_grad():
             probe = _first_output(model(*inputs))
-        if probe.dim() == 2:
-            tshape = [probe.shape[0]]
+        # class dimension: 1 for [N, C] logits and dense [N, C, H, W...] outputs, the last
+        # one for token models' [N, L, V]; the target holds one class id per prediction
+        if probe.dim() == 3:
+            classes, tshape = probe.shape[-1], list(probe.shape[:-1])
+        elif probe.dim() >= 2:
+            classes, tshape = probe.shape[1], [probe.shape[0]] + list(probe.shape[2:])
         else:
-            tshape = list(probe.shape[:-1])
-        classes = probe.shape[-1]
+            raise ExportError(f"model output of shape {list(probe.shape)} has no class dimension")
         torch.manual_seed(seed + 1)
         target = torch.randint(0, classes, tshape, dtype=torch.int64)
         grad_params = [k for k, v in params.items() if v.requires_grad]
@@ -774,7 +817,7 @@ def export_aten(model, inputs, train, seed):
         def step(params, buffers, *args):
             x, target = args[:-1], args[-1]
             out = _first_output(stateless.functional_call(model, {**params, **buffers}, x))
-            if out.dim() != 2:
+            if out.dim() == 3:
                 loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), target.reshape(-1))
             else:
                 loss = F.cross_entropy(out, target)
@@ -800,25 +843,16 @@ def export_aten(model, inputs, train, seed):
     pnames, pbuffers = _param_maps(model)
     builder = Builder(pnames, pbuffers)
 
-    loss_hook = None
+    loss_node = None
     if train:
         builder.phase = "forward"
         out_node = [n for n in gm.graph.nodes if n.op == "output"][0]
-        loss_src = out_node.args[0][0]
+        loss_node = out_node.args[0][0]
         # the node producing the loss (through a folded getitem)
-        while loss_src.op == "call_function" and loss_src.target is operator.getitem:
-            loss_src = loss_src.args[0]
+        while loss_node.op == "call_function" and loss_node.target is operator.getitem:
+            loss_node = loss_node.args[0]
 
-        class Hook:
-            def before(self, n):
-                pass
-
-            def after(self, n):
-                if n is loss_src:
-                    builder.phase = "backward"
-        loss_hook = Hook()
-
-    rec = _make_recorder(gm, builder, placeholder_names, placeholder_params, aten=True, loss_hook=loss_hook)
+    rec = _make_recorder(gm, builder, placeholder_names, placeholder_params, loss_node)
     with torch.no_grad():
         rec.propagate(*run_inputs)
     return builder, rec.outputs, n_params, n_buffers
@@ -832,7 +866,15 @@ def export_onnx(model, inputs, path, with_weights):
     import onnx
     from onnx import shape_inference
 
-    model.eval()
+    import copy
+    # torch.onnx.export merges initializers with equal values (freshly initialised BN
+    # weights/biases/running stats all are) into one, read through Identity nodes; a
+    # small positive random offset on a copy keeps one initializer per parameter/buffer.
+    model = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        for t in model.state_dict().values():
+            if t.is_floating_point():
+                t.add_(torch.rand_like(t) * 1e-2)
     n = len(inputs)
     input_names = ["x"] if n == 1 else [f"x{i}" for i in range(n)]
     buf = io.BytesIO()
@@ -866,14 +908,26 @@ def export_onnx(model, inputs, path, with_weights):
                 entry.key = key
                 entry.value = value
             offset += (length + 4095) // 4096 * 4096
-        # the graph-only model must still pass the checker and infer shapes
-        onnx.checker.check_model(proto)
+        # the graph-only model must still infer static shapes, and pass the checker
+        # where no data is needed: a copy declaring the initializers as typed graph
+        # inputs instead (the checker would try to open the unwritten .weights file)
         _check_static(shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True))
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(proto.SerializeToString())
-    os.replace(tmp, path)
+        onnx.checker.check_model(_without_initializers(proto))
+    _write_bytes(path, proto.SerializeToString())
     return proto
+
+
+def _without_initializers(proto):
+    import onnx
+    from onnx import helper
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    inputs = {i.name for i in copy.graph.input}
+    for t in copy.graph.initializer:
+        if t.name not in inputs:
+            copy.graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    del copy.graph.initializer[:]
+    return copy
 
 
 def _tensor_bytes(t):
@@ -920,16 +974,29 @@ def write_graph(graph, path):
     body = [json.dumps(n, separators=(",", ":")) for n in graph["nodes"]]
     text = "\n".join(lines) + "\n" + ",\n".join(body) + "\n],\n" + \
         '"outputs":' + json.dumps(graph["outputs"]) + "}\n"
+    data = text.encode("utf-8")
+    if path.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    _write_bytes(path, data)
+
+
+def _write_bytes(path, data):
+    """Writes a regular file atomically (temporary file + rename); anything else
+    (/dev/stdout, a pipe, /dev/null) is written in place."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "wb") as f:
+            f.write(data)
+        return
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    tmp = path + ".tmp"
-    if path.endswith(".gz"):
-        with gzip.open(tmp, "wt", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-    os.replace(tmp, path)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def torch_versions():
@@ -942,7 +1009,9 @@ def torch_versions():
 
 
 def describe_inputs(inputs):
-    parts = [f"{list(t.shape)} {_dtype_name(t.dtype)}" for t in inputs]
+    import torch
+    parts = [f"{list(t.shape)} {_dtype_name(t.dtype)}" if isinstance(t, torch.Tensor) else repr(t)
+             for t in inputs]
     return ("input " if len(parts) == 1 else "inputs ") + ", ".join(parts)
 
 
@@ -958,7 +1027,8 @@ def parse_args(argv):
         epilog="See the module docstring (head of this file) for the exact method.")
     p.add_argument("model", help="torchvision model name, or module:callable / path.py:callable")
     p.add_argument("--train", action="store_true", help="export one training step (forward + loss + gradients)")
-    p.add_argument("--batch", type=int, default=1, help="batch size N (default 1)")
+    p.add_argument("--batch", type=int, default=None,
+                   help="batch size N (default 1; for a callable with a `batch` argument, its own default)")
     p.add_argument("--output", "-o", help="output file (.json, or .json.gz for gzip); default <name>.json")
     p.add_argument("--onnx", help="also export the eval-mode model to this ONNX file (graph-only unless --onnx-weights)")
     p.add_argument("--onnx-weights", action="store_true", help="write a self-contained ONNX file with the weights")
@@ -970,10 +1040,12 @@ def parse_args(argv):
                    help="keyword argument for the model builder / callable (repeatable)")
     p.add_argument("--name", help="graph name (default <model>_<infer|train>_b<N>)")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="show Python warnings and the traceback of an error")
     args = p.parse_args(argv)
     if args.onnx_weights and not args.onnx:
         p.error("--onnx-weights needs --onnx FILE")
-    if args.batch < 1:
+    if args.batch is not None and args.batch < 1:
         p.error("--batch must be >= 1")
     if args.input_shape:
         try:
@@ -989,7 +1061,8 @@ def run(args):
     t0 = time.time()
     model, inputs, desc, short = load_model(args.model, args.batch, args.input_shape,
                                             parse_model_args(args.model_arg))
-    batch = inputs[0].shape[0] if inputs and inputs[0].dim() > 0 else args.batch
+    first = inputs[0] if inputs else None
+    batch = first.shape[0] if isinstance(first, torch.Tensor) and first.dim() > 0 else (args.batch or 1)
     name = args.name or f"{short}_{'train' if args.train else 'infer'}_b{batch}"
     written = []
 
@@ -1057,20 +1130,30 @@ def run(args):
 
 
 def _one_line(e):
-    s = str(e).strip().splitlines()
-    return s[0] if s else ""
+    s = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    return s[0] if s else type(e).__name__
 
 
 def main(argv=None):
+    import warnings
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        written, name, info, secs = run(args)
+        with warnings.catch_warnings():
+            if not args.verbose:
+                warnings.simplefilter("ignore")
+            written, name, info, secs = run(args)
     except ExportError as e:
-        print(f"export_torch.py: error: {e}", file=sys.stderr)
+        if args.verbose:
+            import traceback
+            traceback.print_exc()
+        print(f"export_torch.py: error: {_one_line(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001
+        if args.verbose:
+            import traceback
+            traceback.print_exc()
         print(f"export_torch.py: error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
         return 1
     if not args.quiet:

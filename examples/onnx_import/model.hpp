@@ -288,7 +288,7 @@ struct converter {
     explain(model.graph().input());
     explain(model.graph().value_info());
     explain(model.graph().output());
-    throw format_error(maker, "tensor '" + tensor + "' " + problem + " after shape inference");
+    throw format_error(maker, "tensor '" + tensor + "' " + problem);
   }
 
   void infer_shapes() {
