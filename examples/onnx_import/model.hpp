@@ -200,11 +200,22 @@ struct converter {
     try {
       schema->Verify(node);
     } catch (const std::exception& e) {
-      throw format_error(where, "op '" + node.op_type() + "' is malformed: " + first_line(e.what()));
+      throw format_error(where, "op '" + node.op_type() + "' is malformed: " + first_line(e.what()) +
+                                    newer_opset_note(domain, opset->second));
     }
   }
 
   [[nodiscard]] static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+  /// Why a newer model may look malformed: its op may have changed after the
+  /// last opset the ONNX library knows (the schema used is that opset's).
+  [[nodiscard]] static std::string newer_opset_note(const std::string& domain, int version) {
+    const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    const auto it = known.find(domain);
+    if (it == known.end() || version <= it->second.second) return {};
+    return " (the model's opset " + std::to_string(version) + " is newer than the " +
+           std::to_string(it->second.second) + " this build's ONNX library knows)";
+  }
 
   /// Graph inputs' dim_params set from options.dims; a --dim the model does not name is refused.
   void fix_dims() {

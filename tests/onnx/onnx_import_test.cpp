@@ -270,6 +270,15 @@ g (float[1,1,4,4] x) => (float[1,1,2,2] y) { y = MaxPool <kernel_shape = "two"> 
     CHECK(why.find("'MaxPool'") != std::string::npos);
     CHECK(why.find("malformed") != std::string::npos);
   }
+  SUBCASE("an op of an opset newer than the ONNX library knows") {
+    const auto model = model_of(R"(
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[4,4] x, int64[1] axes) => (float[4,1] y) { y = ReduceMean (x, axes) }
+)");
+    const std::string why = refusal(model);
+    CHECK(why.find("'ReduceMean' is malformed") != std::string::npos);
+    CHECK(why.find("opset 18 is newer than the 17") != std::string::npos);
+  }
   SUBCASE("operands of mismatched types") {
     const auto model = model_of(R"(
 <ir_version: 7, opset_import: ["" : 13]>
