@@ -52,7 +52,7 @@ TEST_CASE("onnx cli: every subcommand that reads a graph reads an ONNX model") {
   const auto exact = plan("schedule " + resnet18 + " --algo exact");
   REQUIRE(exact.status == 0);
   CHECK(nlohmann::json::parse(exact.out)["proved_optimal"] == true);
-  for (const std::string args : {"arena " + resnet18, "share " + resnet18 + " --algo dag",
+  for (const std::string& args : {"arena " + resnet18, "share " + resnet18 + " --algo dag",
                                  "simulate " + resnet18, "rewrite " + resnet18 + " --budget 4000000",
                                  "compare " + resnet18 + " --families schedule --algos program,exact"}) {
     const auto r = plan(args);
