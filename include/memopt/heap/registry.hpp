@@ -4,7 +4,8 @@
 // entries() lists names and descriptions for help texts; names() the names.
 // Every entry answers as exact_fit does: the plan, whether it fits the
 // capacity, whether it is proved optimal; a heuristic proves optimality only
-// by meeting max-live, and a misfit only when max-live exceeds the capacity.
+// by meeting max-live, and a misfit only when max-live exceeds the capacity
+// (best also by its search's refutations).
 
 #include <memopt/heap/algorithm.hpp>
 #include <memopt/heap/choose_best.hpp>
@@ -23,10 +24,9 @@
 
 namespace memopt {
 
-/// What a heap registry entry returns.
-struct heap_result : exact_result {
-  std::string method;  ///< the entry's name; for best, the heuristic whose plan won
-};
+/// What a heap registry entry returns; `method` is the entry's name, but for
+/// best, who found the plan (a heuristic, "exact-windows" or "exact").
+struct heap_result : exact_result {};
 
 }  // namespace memopt
 
@@ -51,12 +51,9 @@ struct entry {
       case algorithm::xla_area: r.plan = plan_heap(buffers, xla_area_fit{}); break;
       case algorithm::greedy_size: r.plan = plan_heap(buffers, greedy_by_size{}); break;
       case algorithm::greedy_breadth: r.plan = plan_heap(buffers, greedy_by_breadth{}); break;
-      case algorithm::best: {
-        auto choice = choose_best(buffers);
-        r.plan = std::move(choice.plan);
-        r.method = std::move(choice.method);
+      case algorithm::best:
+        static_cast<exact_result&>(r) = best_arena(buffers, limits);
         break;
-      }
       case algorithm::exact:
         static_cast<exact_result&>(r) =
             exact_fit(buffers, {.capacity = capacity,
@@ -64,13 +61,14 @@ struct entry {
                                 .work_limit = limits.work_limit,
                                 .stop = limits.stop,
                                 .progress = limits.progress});
+        r.method = name;
         return r;
     }
     const auto& plan = r.plan;
-    r.proved_optimal = plan.arena_bytes == plan.peak_bytes;
+    r.proved_optimal = r.proved_optimal || plan.arena_bytes == plan.peak_bytes;
     r.status = !capacity || plan.arena_bytes <= *capacity ? fit_status::fits
-               : plan.peak_bytes > *capacity              ? fit_status::does_not_fit
-                                                          : fit_status::unknown;
+               : plan.peak_bytes > *capacity || r.proved_optimal ? fit_status::does_not_fit
+                                                                 : fit_status::unknown;
     return r;
   }
 };
@@ -82,7 +80,7 @@ inline constexpr std::array entries_table{
     entry{algorithm::xla_area, "xla-area", "XLA's global best fit, larger bytes x lifetime first", {}},
     entry{algorithm::greedy_size, "greedy-size", "TFLite's greedy by size", {}},
     entry{algorithm::greedy_breadth, "greedy-breadth", "TFLite's greedy by breadth: busiest time first", {}},
-    entry{algorithm::best, "best", "choose_best: the smallest arena of every heuristic", {}},
+    entry{algorithm::best, "best", "best_arena: the smallest arena of every heuristic, then exact_fit within 2^17 nodes", {}},
     entry{algorithm::exact, "exact", "exact_fit: the minimum arena (or a capacity decided), anytime", 60.0},
 };
 
