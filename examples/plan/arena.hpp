@@ -164,6 +164,7 @@ inline command add_arena_command(CLI::App& app) {
             });
             nlohmann::ordered_json out;
             out["algo"] = opts->algo;
+            out["method"] = r.method;
             out["buffers"] = problem.buffers.size();
             out["arena_bytes"] = r.plan.arena_bytes;
             out["lower_bound_bytes"] = r.plan.peak_bytes;

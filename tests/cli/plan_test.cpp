@@ -399,6 +399,8 @@ TEST_CASE("arena: the JSON contract on MiniMalloc's README example, every algori
     REQUIRE(r.status == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["algo"] == algo);
+    if (algo != "best") CHECK(j["method"] == algo);  // best names the heuristic or search whose plan it kept
+    CHECK(!j["method"].get<std::string>().empty());
     CHECK(j["buffers"] == 5);
     CHECK(j["lower_bound_bytes"] == 12);
     CHECK(j["arena_bytes"].get<std::uint64_t>() >= 12);
