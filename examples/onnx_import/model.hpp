@@ -32,6 +32,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +41,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -185,6 +187,7 @@ struct converter {
                                       "'); control flow (If, Loop, Scan) is not supported");
       }
     }
+    check_positive_attributes(node, where);
     if (local_functions.contains(node.domain() + ":" + node.op_type())) return;
     const auto opset = opsets.find(domain);
     if (opset == opsets.end()) {
@@ -202,6 +205,19 @@ struct converter {
     } catch (const std::exception& e) {
       throw format_error(where, "op '" + node.op_type() + "' is malformed: " + first_line(e.what()) +
                                     newer_opset_note(domain, opset->second));
+    }
+  }
+
+  /// Attributes ONNX's shape inference divides by (fuzzing found a zero
+  /// stride crash it): sizes, strides, dilations, groups and block sizes
+  /// must be at least 1, whatever the op.
+  static void check_positive_attributes(const onnx::NodeProto& node, const std::string& where) {
+    static constexpr std::string_view positive[] = {"kernel_shape", "strides", "dilations", "group", "blocksize"};
+    for (const auto& attr : node.attribute()) {
+      if (std::ranges::find(positive, attr.name()) == std::end(positive)) continue;
+      const bool bad = (attr.type() == onnx::AttributeProto::INT && attr.i() < 1) ||
+                       std::ranges::any_of(attr.ints(), [](std::int64_t v) { return v < 1; });
+      if (bad) throw format_error(where, "op '" + node.op_type() + "' has attribute '" + attr.name() + "' below 1");
     }
   }
 
@@ -235,7 +251,10 @@ struct converter {
     for (auto& value : *graph.mutable_output()) fix(value);
     for (auto& value : *graph.mutable_value_info()) fix(value);
     for (const auto& [name, value] : options.dims) {
-      if (!used.contains(name)) throw format_error("", "--dim " + name + ": the model has no dimension named '" + name + "'");
+      if (used.contains(name)) continue;
+      std::string problem = "--dim " + name;
+      problem.append(": the model has no dimension named '").append(name).append("'");
+      throw format_error("", problem);
     }
   }
 

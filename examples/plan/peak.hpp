@@ -38,8 +38,7 @@ inline std::pair<std::uint64_t, std::size_t> op_bound(const io::file_graph& g, c
       if (!g[e].control) storages.push_back(buffers.storage[buffers.id(source(e, g), g[e].port)]);
     }
     std::ranges::sort(storages);
-    const auto [end, last] = std::ranges::unique(storages);
-    storages.erase(end, last);
+    storages.erase(std::unique(storages.begin(), storages.end()), storages.end());
     std::uint64_t bytes = 0;
     for (const buffer_id s : storages) {
       if (!buffers.persistent[s]) bytes += buffers.bytes[s];

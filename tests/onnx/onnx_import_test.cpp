@@ -279,6 +279,13 @@ g (float[4,4] x, int64[1] axes) => (float[4,1] y) { y = ReduceMean (x, axes) }
     CHECK(why.find("'ReduceMean' is malformed") != std::string::npos);
     CHECK(why.find("opset 18 is newer than the 17") != std::string::npos);
   }
+  SUBCASE("a zero stride, which ONNX's own shape inference divides by") {
+    const auto model = model_of(R"(
+<ir_version: 7, opset_import: ["" : 13]>
+g (float[1,1,4,4] x) => (float[1,1,2,2] y) { y = MaxPool <kernel_shape = [2,2], strides = [2,0]> (x) }
+)");
+    CHECK(refusal(model).find("attribute 'strides' below 1") != std::string::npos);
+  }
   SUBCASE("operands of mismatched types") {
     const auto model = model_of(R"(
 <ir_version: 7, opset_import: ["" : 13]>
