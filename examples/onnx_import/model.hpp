@@ -31,8 +31,11 @@
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +43,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -321,12 +325,81 @@ struct converter {
     throw format_error(maker, "tensor '" + tensor + "' " + problem);
   }
 
+  /// ONNX shape inference, strict, with type checks and data propagation, in
+  /// a child process: ONNX 1.12's inference functions crash on some malformed
+  /// models (fuzzing found weights of the wrong rank and constants whose data
+  /// does not match their dims), and a crash there must be a refusal, not
+  /// ours. The child sees initializers stored as external data as typed graph
+  /// inputs (their data is not here, and inference would read it) and sends
+  /// back the value infos and outputs it inferred, or ONNX's message.
   void infer_shapes() {
+    int channel[2];
+    if (pipe(channel) != 0) throw std::runtime_error("cannot create a pipe for ONNX shape inference");
+    const pid_t child = fork();
+    if (child < 0) {
+      close(channel[0]);
+      close(channel[1]);
+      throw std::runtime_error("cannot fork for ONNX shape inference");
+    }
+    if (child == 0) {
+      close(channel[0]);
+      const std::string reply = inferred_shapes();
+      for (std::size_t at = 0; at < reply.size();) {
+        const ssize_t wrote = write(channel[1], reply.data() + at, reply.size() - at);
+        if (wrote <= 0) _exit(1);
+        at += static_cast<std::size_t>(wrote);
+      }
+      _exit(0);
+    }
+    close(channel[1]);
+    std::string reply;
+    char chunk[1 << 16];
+    for (ssize_t got = 0; (got = read(channel[0], chunk, sizeof chunk)) != 0;) {
+      if (got > 0) reply.append(chunk, static_cast<std::size_t>(got));
+      else if (errno != EINTR) break;
+    }
+    close(channel[0]);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    onnx::GraphProto inferred;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
+      throw format_error("", "ONNX shape inference crashed on the model (it is malformed)");
+    }
+    if (reply[0] == 'E') throw format_error("", "shape inference failed: " + reply.substr(1));
+    if (reply[0] != 'O' || !inferred.ParseFromArray(reply.data() + 1, static_cast<int>(reply.size() - 1))) {
+      throw format_error("", "ONNX shape inference crashed on the model (it is malformed)");
+    }
+    auto& graph = *model.mutable_graph();
+    graph.mutable_value_info()->Swap(inferred.mutable_value_info());
+    graph.mutable_output()->Swap(inferred.mutable_output());
+  }
+
+  /// In the child: 'O' and a graph holding the inferred value infos and
+  /// outputs, or 'E' and ONNX's message.
+  std::string inferred_shapes() {
     try {
+      auto& graph = *model.mutable_graph();
+      for (const auto& init : graph.initializer()) {
+        if (init.data_location() != onnx::TensorProto::EXTERNAL) continue;
+        auto& input = *graph.add_input();
+        input.set_name(init.name());
+        auto& type = *input.mutable_type()->mutable_tensor_type();
+        type.set_elem_type(init.data_type());
+        for (const std::int64_t d : init.dims()) type.mutable_shape()->add_dim()->set_dim_value(d);
+      }
+      auto& all = *graph.mutable_initializer();
+      all.erase(std::remove_if(all.begin(), all.end(),
+                               [](const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL; }),
+                all.end());
       onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_propagation=*/true);
       onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+      onnx::GraphProto shapes;
+      shapes.mutable_value_info()->Swap(graph.mutable_value_info());
+      shapes.mutable_output()->Swap(graph.mutable_output());
+      std::string reply = "O";
+      return shapes.AppendToString(&reply) ? reply : "Ecannot serialise the inferred shapes";
     } catch (const std::exception& e) {
-      throw format_error("", "shape inference failed: " + first_line(e.what()));
+      return "E" + first_line(e.what());
     }
   }
 
