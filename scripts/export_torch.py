@@ -1055,6 +1055,18 @@ def parse_args(argv):
     return args
 
 
+def aten_trace(model, inputs, train, seed):
+    """export_aten's graph builder and outputs; a failure of the trace itself is an ExportError."""
+    try:
+        builder, outputs, _, _ = export_aten(model, inputs, train, seed)
+    except ExportError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        what = "make_fx training trace" if train else "make_fx trace"
+        raise ExportError(f"{what} failed: {type(e).__name__}: {_one_line(e)}") from e
+    return builder, outputs
+
+
 def run(args):
     import torch
     torch.manual_seed(args.seed)
@@ -1076,12 +1088,7 @@ def run(args):
             f"dtype float32; mode {'training step' if args.train else 'inference'}; ")
     torch.manual_seed(args.seed + 3)
     if args.train:
-        try:
-            builder, outputs, _, _ = export_aten(model, inputs, True, args.seed)
-        except ExportError:
-            raise
-        except Exception as e:  # noqa: BLE001
-            raise ExportError(f"make_fx training trace failed: {type(e).__name__}: {_one_line(e)}") from e
+        builder, outputs = aten_trace(model, inputs, True, args.seed)
         source = head + ("torch.fx.experimental.proxy_tensor.make_fx joint trace of forward + cross_entropy loss"
                          " + torch.autograd.grad(loss, params) (train mode), ShapeProp shapes; random init")
         tracer = "aten"
@@ -1102,12 +1109,7 @@ def run(args):
                 use_aten = True
                 gm = None
         if use_aten:
-            try:
-                builder, outputs, _, _ = export_aten(model, inputs, False, args.seed)
-            except ExportError:
-                raise
-            except Exception as e:  # noqa: BLE001
-                raise ExportError(f"make_fx trace failed: {type(e).__name__}: {_one_line(e)}") from e
+            builder, outputs = aten_trace(model, inputs, False, args.seed)
             trace = "torch.fx.experimental.proxy_tensor.make_fx (ATen-level) forward trace, eval mode, + ShapeProp shapes"
             if why:
                 trace = f"torch.fx.symbolic_trace failed ({why}); fell back to " + trace

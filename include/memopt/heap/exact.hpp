@@ -619,20 +619,24 @@ class window_search {
   r.method = std::move(start.method);
   const std::uint64_t g = arena_granularity(buffers);
   const std::uint64_t lower = (r.plan.peak_bytes + g - 1) / g * g;
+  // A search's answer for one capacity; a plan found is kept when smaller, as `method`'s.
+  const auto answer = [&](exact_search::outcome outcome, std::vector<std::uint64_t> offsets, const char* method) {
+    if (outcome == exact_search::outcome::none) return fit_status::does_not_fit;
+    if (outcome != exact_search::outcome::found) return fit_status::unknown;
+    auto plan = make_heap_plan(buffers, std::move(offsets));
+    if (plan.arena_bytes < r.plan.arena_bytes) {
+      r.plan = std::move(plan);
+      r.method = method;
+    }
+    return fit_status::fits;
+  };
   std::optional<exact_search> complete;  // built on first use
   std::uint64_t window_nodes = 0;
   const auto attempt = [&](std::uint64_t capacity, search_budget& within) {
     if (!complete) complete.emplace(buffers, options.preorders);
     auto [outcome, offsets] = complete->solve(capacity, within);
     r.nodes = window_nodes + complete->nodes();
-    if (outcome == exact_search::outcome::none) return fit_status::does_not_fit;
-    if (outcome != exact_search::outcome::found) return fit_status::unknown;
-    auto plan = make_heap_plan(buffers, std::move(offsets));
-    if (plan.arena_bytes < r.plan.arena_bytes) {
-      r.plan = std::move(plan);
-      r.method = "exact";
-    }
-    return fit_status::fits;
+    return answer(outcome, std::move(offsets), "exact");
   };
   // The search by windows of time: incomplete, but cheap where buffers live
   // briefly (the usual graph), and a refutation is a proof. Each call gets
@@ -646,14 +650,7 @@ class window_search {
     auto [outcome, offsets] = windows->solve(capacity, part, options.window_work);
     budget.charge(part);
     r.nodes = window_nodes = windows->nodes();
-    if (outcome == exact_search::outcome::none) return fit_status::does_not_fit;
-    if (outcome != exact_search::outcome::found) return fit_status::unknown;
-    auto plan = make_heap_plan(buffers, std::move(offsets));
-    if (plan.arena_bytes < r.plan.arena_bytes) {
-      r.plan = std::move(plan);
-      r.method = "exact-windows";
-    }
-    return fit_status::fits;
+    return answer(outcome, std::move(offsets), "exact-windows");
   };
   if (options.capacity) {
     const std::uint64_t capacity = *options.capacity;
