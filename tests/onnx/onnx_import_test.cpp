@@ -100,19 +100,19 @@ TEST_CASE("onnx: a small CNN node by node: sizes, flops, weights, views and in-p
                                           "fc_bias", "g", "y"});
   const auto& x = node_named(doc, "x");
   CHECK(x["op"] == "input");
-  CHECK(x["outputs"] == nlohmann::json::array({2 * 3 * 8 * 8 * 4}));
+  CHECK(x["outputs"] == nlohmann::ordered_json::array({2 * 3 * 8 * 8 * 4}));
   CHECK(!x.contains("persistent"));
   const auto& w = node_named(doc, "w");
   CHECK(w["op"] == "parameter");
   CHECK(w["persistent"] == true);
-  CHECK(w["outputs"] == nlohmann::json::array({4 * 3 * 3 * 3 * 4}));
+  CHECK(w["outputs"] == nlohmann::ordered_json::array({4 * 3 * 3 * 3 * 4}));
 
   const auto& conv = node_named(doc, "c");
   CHECK(conv["op"] == "Conv");
-  CHECK(conv["inputs"] == nlohmann::json::array({"x:0", "w:0"}));
-  CHECK(conv["outputs"] == nlohmann::json::array({2 * 4 * 8 * 8 * 4}));
+  CHECK(conv["inputs"] == nlohmann::ordered_json::array({"x:0", "w:0"}));
+  CHECK(conv["outputs"] == nlohmann::ordered_json::array({2 * 4 * 8 * 8 * 4}));
   CHECK(conv["flops"] == 2.0 * (2 * 4 * 8 * 8) * 3 * 3 * 3);  // 2 x outputs x Cin x kh x kw
-  CHECK(conv["attrs"]["shape"] == nlohmann::json::array({2, 4, 8, 8}));
+  CHECK(conv["attrs"]["shape"] == nlohmann::ordered_json::array({2, 4, 8, 8}));
   CHECK(conv["attrs"]["dtype"] == "float32");
   CHECK(node_named(doc, "b")["flops"] == 4.0 * 512);
   const auto& relu = node_named(doc, "r");
@@ -120,14 +120,14 @@ TEST_CASE("onnx: a small CNN node by node: sizes, flops, weights, views and in-p
   CHECK(!relu["attrs"].contains("alias"));
   CHECK(relu["flops"] == 512.0);
   const auto& pool = node_named(doc, "p");
-  CHECK(pool["outputs"] == nlohmann::json::array({2 * 4 * 4 * 4 * 4}));
+  CHECK(pool["outputs"] == nlohmann::ordered_json::array({2 * 4 * 4 * 4 * 4}));
   CHECK(pool["flops"] == 128.0 * 4);  // a 2x2 window per output
   const auto& flatten = node_named(doc, "f");
   CHECK(flatten["attrs"]["alias"] == "p:0");
   CHECK(flatten["attrs"]["view"] == true);
   CHECK(!flatten.contains("flops"));
   CHECK(node_named(doc, "g")["flops"] == 2.0 * 20 * 64);
-  CHECK(doc["outputs"] == nlohmann::json::array({"y:0"}));
+  CHECK(doc["outputs"] == nlohmann::ordered_json::array({"y:0"}));
 
   // Program order, by hand (bytes): x 1536; c 2048; b 2048 (c dies); r 2048
   // (b dies); p 512; f views p; g 80; y 80. Peak at b: x is dead after c, so
@@ -202,10 +202,10 @@ weights (float[8,6] x) => (float[8,3] a, float[8,3] b, float[6,8] wt) {
   CHECK(node_named(doc, "wi2")["attrs"]["alias"] == "w2:0");
   const auto& split = node_named(doc, "a0");
   CHECK(!split.contains("persistent"));
-  CHECK(split["outputs"] == nlohmann::json::array({8 * 3 * 4, 8 * 3 * 4}));
-  CHECK(split["attrs"]["shapes"] == nlohmann::json::array({{8, 3}, {8, 3}}));
-  CHECK(node_named(doc, "a")["inputs"] == nlohmann::json::array({"a0:0", "k:0"}));
-  CHECK(doc["outputs"] == nlohmann::json::array({"a:0", "b:0", "wt:0"}));
+  CHECK(split["outputs"] == nlohmann::ordered_json::array({8 * 3 * 4, 8 * 3 * 4}));
+  CHECK(split["attrs"]["shapes"] == nlohmann::ordered_json::array({{8, 3}, {8, 3}}));
+  CHECK(node_named(doc, "a")["inputs"] == nlohmann::ordered_json::array({"a0:0", "k:0"}));
+  CHECK(doc["outputs"] == nlohmann::ordered_json::array({"a:0", "b:0", "wt:0"}));
   CHECK(node_named(doc, "b")["flops"] == 2.0 * 8 * 3 * 6);
 
   auto unordered = model_of(text);
@@ -228,7 +228,7 @@ dynamic (float[batch, 16] x) => (float[batch, 16] y) {
   CHECK(why.find("dimension 'batch'") != std::string::npos);
   CHECK(why.find("--dim batch=") != std::string::npos);
   const auto doc = onnx_import::to_graph_json(model, {.dims = {{"batch", 5}}});
-  CHECK(node_named(doc, "y")["outputs"] == nlohmann::json::array({5 * 16 * 4}));
+  CHECK(node_named(doc, "y")["outputs"] == nlohmann::ordered_json::array({5 * 16 * 4}));
   const std::string unknown = refusal(model, {.dims = {{"batch", 5}, {"seq", 3}}});
   CHECK(unknown.find("no dimension named 'seq'") != std::string::npos);
 }
