@@ -522,7 +522,7 @@ TEST_CASE("arena: an in-place output lives in its input's storage, and with --no
   CHECK(csv[3].substr(csv[3].rfind(',')) == csv[1].substr(csv[1].rfind(',')));
 }
 
-TEST_CASE("generate: a graph every subcommand reads, the same for the same seed; unknown kinds refused") {
+TEST_CASE("generate: a graph every subcommand reads, the same for the same seed, unknown kinds refused") {
   const auto file = temp_path("generated.json");
   REQUIRE(plan("generate cnn-train --vertices 400 --seed 3 --output " + file.string()).status == 0);
   const auto again = plan("generate cnn-train --vertices 400 --seed 3");

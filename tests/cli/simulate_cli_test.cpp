@@ -71,7 +71,7 @@ TEST_CASE("simulate: the JSON contract on a fork/join over two devices") {
   CHECK(j["not_run"].empty());
 }
 
-TEST_CASE("simulate: --trace writes trace events, --svg a picture; --placement takes colocate's output") {
+TEST_CASE("simulate: --trace writes trace events, --svg a picture, --placement takes colocate's output") {
   const auto trace = temp_path("trace.json");
   const auto picture = temp_path("run.svg");
   const auto placed = write_temp("placed.json", R"({"graph": "fork_join", "placement": {"w": "B"}})");

@@ -131,7 +131,7 @@ TEST_CASE("min_tree: range minima and point updates against a brute force") {
   }
 }
 
-TEST_CASE("sweep_intervals: ends before starts at equal times, then by item; live sums match a brute force") {
+TEST_CASE("sweep_intervals: ends before starts at equal times, then by item, live sums match a brute force") {
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> touching = {{2, 4}, {0, 2}, {2, 2}, {0, 2}};
   std::vector<std::pair<bool, std::size_t>> seen;
   memopt::detail::sweep_intervals(

@@ -40,7 +40,7 @@ TEST_CASE("generate: every kind is deterministic by seed, about the size asked f
   }
 }
 
-TEST_CASE("generate: a training step's backward reads forward activations; its results are weight gradients") {
+TEST_CASE("generate: a training step's backward reads forward activations, its results are weight gradients") {
   for (const std::string kind : {"cnn-train", "transformer-train"}) {
     INFO(kind);
     const auto g = graph_gen::generate(kind, 3000, 1);

@@ -93,7 +93,7 @@ static_assert(memopt::heap_algorithm<stack_heap>);
 
 }  // namespace
 
-TEST_CASE("plan_heap: a user's algorithm runs; an alignment it cannot take is refused") {
+TEST_CASE("plan_heap: a user's algorithm runs, an alignment it cannot take is refused") {
   const auto plan = memopt::plan_heap(fragmenting, stack_heap{});
   CHECK(plan.arena_bytes == 5);
   CHECK(plan.peak_bytes == 4);

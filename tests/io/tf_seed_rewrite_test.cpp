@@ -101,7 +101,7 @@ TEST_CASE("the seed's MultiNode: the heuristic copies the cheap batch norm and R
   CHECK(r.inputs("RecomputeTrigger/ReLU") == std::vector<std::string>{"^gradients/BN1Grad"});
 }
 
-TEST_CASE("the seed's SimpleSwapping: a manual swap, its pair and triggers; twice changes nothing") {
+TEST_CASE("the seed's SimpleSwapping: a manual swap, its pair and triggers, twice changes nothing") {
   const auto doc = nlohmann::json::parse(R"({"node": [
       {"name": "a", "op": "VariableV2", "device": "/gpu:0"},
       {"name": "b", "op": "AddN", "input": ["a"], "device": "/gpu:0",

@@ -165,7 +165,7 @@ views (float[4,256] x) => (float[4,16,16] s, float[4,256] t) {
   CHECK(live.buffers.aliased == 1);
 }
 
-TEST_CASE("onnx: Constant and what reads only weights are persistent; multi-output ops have a port each") {
+TEST_CASE("onnx: Constant and what reads only weights are persistent, and multi-output ops have a port each") {
   const char* text = R"(
 <ir_version: 7, opset_import: ["" : 13]>
 weights (float[8,6] x) => (float[8,3] a, float[8,3] b, float[6,8] wt) {

@@ -227,7 +227,7 @@ TEST_CASE("property: relaxed allocator marks are the seed's fan-out walk") {
   CHECK(marked > 1000);
 }
 
-TEST_CASE("property: rematerialisation plans are valid, run in their order, and the planner's peak bounds the real one; the best plan is no worse") {
+TEST_CASE("property: rematerialisation plans are valid, run in their order, and the planner's peak bounds the real one, the best plan is no worse") {
   std::mt19937_64 rng(20261129);
   std::size_t copied = 0;
   std::size_t fitted = 0;

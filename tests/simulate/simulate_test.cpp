@@ -254,7 +254,7 @@ TEST_CASE("composite policy across two devices: a simulated run") {
   CHECK(run_of(r, "z").start_us == 13);
 }
 
-TEST_CASE("persistent buffers are reported apart; the seed's variable and constant op types are persistent") {
+TEST_CASE("persistent buffers are reported apart, the seed's variable and constant op types are persistent") {
   const auto g = graph_of(R"([
     {"name": "w", "op": "parameter", "outputs": [400], "persistent": true},
     {"name": "k", "op": "Const", "outputs": [30]},
@@ -288,7 +288,7 @@ TEST_CASE("control edges across devices send a token, counted as the seed counts
   }
 }
 
-TEST_CASE("Merge runs on each ready input; the conditional's ops all run, as in the seed") {
+TEST_CASE("Merge runs on each ready input, the conditional's ops all run, as in the seed") {
   const auto g = graph_of(R"([
     {"name": "p", "op": "Placeholder", "outputs": [4]},
     {"name": "sw", "op": "Switch", "outputs": [8, 8], "inputs": ["p:0"]},
@@ -303,7 +303,7 @@ TEST_CASE("Merge runs on each ready input; the conditional's ops all run, as in 
   CHECK(r.not_run.empty());
 }
 
-TEST_CASE("fetches prune the graph to what they need; feeds start ready and need no producer") {
+TEST_CASE("fetches prune the graph to what they need, feeds start ready and need no producer") {
   const auto g = graph_of(R"([
     {"name": "a", "op": "op", "outputs": [10]},
     {"name": "b", "op": "op", "outputs": [20], "inputs": ["a:0"]},
