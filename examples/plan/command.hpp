@@ -147,7 +147,9 @@ inline std::optional<std::uint64_t> available_memory() {
 /// Refuses a graph file too large to read in the memory available, before
 /// reading it (rather than the system killing the process half way). A
 /// gzipped file counts its uncompressed size as its trailer states it
-/// (modulo 4 GiB), and at least four times its own.
+/// (modulo 4 GiB), at least four times its own and at most deflate's largest
+/// ratio, 1032 to 1, times its own: a truncated file's last four bytes are
+/// not a trailer.
 inline void check_memory_for(const std::string& path) {
   std::error_code fault;
   const std::uint64_t size = std::filesystem::file_size(path, fault);
@@ -159,7 +161,8 @@ inline void check_memory_for(const std::string& path) {
     unsigned char trailer[4] = {};
     file.read(reinterpret_cast<char*>(trailer), 4);
     const std::uint64_t stated = trailer[0] | trailer[1] << 8 | trailer[2] << 16 | std::uint64_t{trailer[3]} << 24;
-    text = std::max(stated, 4 * size);
+    constexpr std::uint64_t deflate_max_ratio = 1032;
+    text = std::clamp(stated, 4 * size, deflate_max_ratio * size);
   }
   const auto available = available_memory();
   if (!available || text > std::numeric_limits<std::uint64_t>::max() / memory_per_json_byte) return;
