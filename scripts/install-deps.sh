@@ -12,7 +12,7 @@ set -euo pipefail
 packages=(g++ cmake make libboost-graph-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
           libbenchmark-dev clang libclang-rt-14-dev clang-tidy coinor-libcbc-dev pkg-config)
 onnx=(libonnx-dev libprotobuf-dev)
-torch=(python3-torch python3-torchvision python3-onnx)
+torch=(python3-torch python3-torchvision python3-onnx python3-networkx)
 with_onnx=1
 with_torch=1
 for arg in "$@"; do

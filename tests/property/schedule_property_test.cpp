@@ -131,6 +131,42 @@ TEST_CASE("property: exact equals the optimum over all orders on graphs of up to
   }
 }
 
+TEST_CASE("property: exact equals the optimum where weights feed side chains of views") {
+  // Many weights, and views of what is made from them only: vertices that
+  // float to their first reader (segments.hpp) and cut vertices beside them.
+  std::mt19937_64 rng(31);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const auto spec = mt::random_dag(
+        rng, {.max_nodes = 9, .max_inputs = 2, .persistent_probability = 0.4, .alias_probability = 0.6});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    INFO("trial " << trial);
+    const auto optimum = optimum_by_subsets(spec);
+    const auto exact = memopt::exact_schedule(g);
+    check_order(spec, g, exact);
+    CHECK(exact.peak_bytes == optimum);
+    CHECK(exact.proved_optimal);
+    CHECK(memopt::lower_bound(g) <= optimum);
+  }
+}
+
+TEST_CASE("property: with almost no room for states, exact's depth-first probes still reach and prove the optimum") {
+  // A* stops at once; the probes halve the distance between bound and peak,
+  // forgetting their dead ends whenever more than 16 are stored.
+  std::mt19937_64 rng(57);
+  for (int trial = 0; trial < 400; ++trial) {
+    const auto spec =
+        mt::random_dag(rng, {.max_nodes = 8, .max_inputs = 3, .alias_probability = trial % 2 == 0 ? 0.0 : 0.4});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    INFO("trial " << trial);
+    const auto optimum = optimum_by_subsets(spec);
+    const auto exact =
+        memopt::exact_schedule(g, {.time_limit_seconds = std::nullopt, .work_limit = 50'000'000, .state_limit = 16});
+    check_order(spec, g, exact);
+    CHECK(exact.peak_bytes == optimum);
+    CHECK(exact.proved_optimal);
+  }
+}
+
 TEST_CASE("property: the lower bound holds on wide graphs the search cannot finish") {
   std::mt19937_64 rng(77);
   for (int trial = 0; trial < 40; ++trial) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tests of scripts/export_torch.py (and scripts/models/cell_stacks.py).
+"""Tests of scripts/export_torch.py (and scripts/models/cell_stacks.py, randwire.py).
 
 Run with Debian's interpreter (torch 1.13, torchvision 0.14, onnx 1.12):
     /usr/bin/python3 -m unittest tests/scripts/test_export_torch.py
@@ -462,6 +462,24 @@ class ExportTorchTest(GraphChecks):
         model = self.check_onnx_graph_only(onnx_path, 1, max_size=1_000_000)
         self.assertEqual(collections.Counter(n.op_type for n in model.graph.node)["BatchNormalization"], bn)
         self.assertEqual(sum(1 for n in graph["nodes"] if n["op"] == "batch_norm2d"), bn)
+
+    def test_randwire_matches_shipped(self):
+        # scripts/models/randwire.py remakes the shipped RandWire graphs node for node
+        try:
+            import networkx  # noqa: F401  (python3-networkx)
+        except ImportError:
+            self.skipTest("python3-networkx is not installed")
+        out = self.path("randwire_s1.json")
+        model = os.path.join(REPO, "scripts", "models", "randwire.py") + ":randwire"
+        proc = run_export(model, "--batch", "32", "--model-arg", "seed=1", "--output", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        mine = load(out)
+        ref = load(os.path.join(DATA, "randwire_ws_s1_infer_b32.json"))
+        self.check_wellformed(mine)
+        self.assertEqual(len(mine["nodes"]), len(ref["nodes"]))
+        for a, b in zip(mine["nodes"], ref["nodes"]):
+            self.assertEqual(a, b)
+        self.assertEqual(mine["outputs"], ref["outputs"])
 
     def test_nasnet_a(self):
         self.export_cells("nasnet_a", 2000, 193)

@@ -4,11 +4,11 @@
 // Inert vertices run first, floating ones right before their first successor,
 // and the rest splits at cut vertices into segments ordered independently
 // (segments.hpp). Segments are solved highest peak first by A* over
-// downward-closed vertex sets (segment_search.hpp, with the bound of
-// exact_bounds.hpp); a segment whose peak cannot raise the graph's bound is
-// not searched. When the peak stays above the bound, windows of consecutive
-// ops around it are reordered exactly with everything else fixed
-// (windows.hpp). With a time or state limit it returns its best order and a
+// downward-closed vertex sets and depth-first probes at limits between bound
+// and peak (segment_search.hpp, with the bound of exact_bounds.hpp); a
+// segment whose peak cannot raise the graph's bound is not searched. When the
+// peak stays above the bound, windows of consecutive ops around it are
+// reordered exactly with everything else fixed (windows.hpp). With a time or state limit it returns its best order and a
 // certified lower bound (the least bound left open). docs/design.md has the
 // arguments.
 //
@@ -55,7 +55,7 @@ struct order_bounds {
 
 /// The exact order, starting from `start` (any topological order; its
 /// segments are kept where the search cannot or need not improve them).
-/// Segments are searched largest peak first, each with a third of the time left;
+/// Segments are searched largest peak first, each with half of the budget left;
 /// if the peak is still above the bound, windows around it are reordered
 /// exactly (improve_by_windows) with the rest.
 [[nodiscard]] inline order_bounds exact_order(const compact_graph& g, const std::vector<std::size_t>& start,
@@ -82,7 +82,7 @@ struct order_bounds {
   report(highest());
   for (const auto s : by_peak) {
     if (peaks[s] <= lower_bound) break;
-    detail::segment_search search(segments[s], budget.slice(1.0 / 3), options.state_limit);
+    detail::segment_search search(segments[s], budget.slice(1.0 / 2), options.state_limit);
     auto found = search.run(std::move(local_orders[s]), lower_bound);
     budget.charge(search.budget());
     local_orders[s] = std::move(found.order);

@@ -7,6 +7,12 @@
 // costs no more than the path and leaves no more live is taken alone (it can
 // go first in some best completion). Stopped by its budget or state limit, it
 // returns its best order and the least bound left open.
+//
+// When other segments already force a peak (good_enough) above this one's
+// bound, the question is only whether some order stays within it, and a set
+// of vertices run decides that alone: a depth-first search that never enters
+// a set twice answers it storing only the sets it has left, where A* would
+// store every set it has seen (ten times as many on RandWire stages).
 
 #include <memopt/detail/budget.hpp>
 #include <memopt/schedule/exact_bounds.hpp>
@@ -20,6 +26,7 @@
 #include <limits>
 #include <numeric>
 #include <queue>
+#include <type_traits>
 #include <vector>
 
 namespace memopt::detail {
@@ -48,20 +55,59 @@ class segment_search {
   struct outcome {
     std::vector<std::size_t> order;  ///< local
     std::uint64_t peak = 0;
-    std::uint64_t lower_bound = 0;
+    std::uint64_t lower_bound = 0;  ///< at most the larger of good_enough and every order's peak
   };
 
   /// Improves on `incumbent` (a local order) unless its peak is within
-  /// `good_enough`, a bound the graph's peak cannot go under anyway.
+  /// `good_enough`, a bound the graph's peak cannot go under anyway. Costs
+  /// count from good_enough up: paths below it are all as good, so reaching
+  /// a set again by a cheaper one of them opens nothing new.
   outcome run(std::vector<std::size_t> incumbent, std::uint64_t good_enough) {
     outcome best{std::move(incumbent), 0, static_bound()};
     best.peak = seg_.peak_of(best.order);
     if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
+    if (good_enough > best.lower_bound) {
+      std::vector<std::size_t> order;
+      switch (within_slice(0.5, [&] { return order_within(good_enough, order); })) {
+        case verdict::found:
+          best.order = std::move(order);
+          best.peak = seg_.peak_of(best.order);
+          best.lower_bound = good_enough;
+          return best;
+        case verdict::none:
+          best.lower_bound = good_enough + 1;
+          break;
+        case verdict::stopped:
+          break;
+      }
+    }
+    if (within_slice(0.75, [&] { return best_first(best, good_enough); })) return best;
+    narrow_by_probes(best);
+    return best;
+  }
 
-    add_state(std::vector<std::uint64_t>(words_, 0), seg_.start_bytes, seg_.start_bytes, none, none, 0);
+ private:
+  /// Runs `part` on `fraction` of the budget left, billing what it spent.
+  template <class Part>
+  std::invoke_result_t<Part&> within_slice(double fraction, Part part) {
+    search_budget whole = budget_;
+    budget_ = whole.slice(fraction);
+    const auto result = part();
+    whole.charge(budget_);
+    budget_ = whole;
+    return result;
+  }
+
+  /// A* from the empty set: true when it ended (best is then optimal, or
+  /// within good_enough); otherwise best.lower_bound is the least bound left
+  /// open. Leaves the state store empty.
+  bool best_first(outcome& best, std::uint64_t good_enough) {
+    add_state(std::vector<std::uint64_t>(words_, 0), std::max(seg_.start_bytes, good_enough), seg_.start_bytes, none,
+              none, 0);
     open_queue open;
     open.push(make_entry(0, good_enough));
     std::vector<std::uint64_t> next_set(words_);
+    bool ended = false;
     while (!open.empty()) {
       const entry top = open.top();
       if (!budget_.spend()) break;
@@ -72,9 +118,10 @@ class segment_search {
       if (s.depth == k_) {
         // The least key left: no path is cheaper (unless within good_enough).
         best.order = path_to(top.id);
-        best.peak = s.cost;
+        best.peak = seg_.peak_of(best.order);
         best.lower_bound = std::max(best.lower_bound, std::min(s.cost, top.bound));
-        return best;
+        ended = true;
+        break;
       }
       const std::uint64_t* set = set_of(top.id);
       collect_moves(set, s, good_enough);
@@ -82,17 +129,45 @@ class segment_search {
         if (m.cost >= best.peak) continue;  // cannot beat the incumbent
         std::copy(set, set + words_, next_set.begin());
         next_set[m.vertex / 64] |= std::uint64_t{1} << (m.vertex % 64);
-        const std::size_t id = find_or_add(next_set, m.cost, m.live, top.id, m.vertex, s.depth + 1);
+        const std::size_t id =
+            find_or_add(next_set, std::max(m.cost, good_enough), m.live, top.id, m.vertex, s.depth + 1);
         if (id != none) open.push(make_entry(id, good_enough));
         set = set_of(top.id);  // the arena may have moved
       }
     }
-    // Stopped by a limit: every order is at least the least bound left open.
-    best.lower_bound = std::max(best.lower_bound, least_open(std::move(open), best.peak));
-    return best;
+    // Stopped by a limit (or every path to beat the incumbent tried): every
+    // order is at least the least bound left open.
+    if (!ended) best.lower_bound = std::max(best.lower_bound, least_open(std::move(open), best.peak));
+    clear_states();
+    return ended || best.lower_bound >= best.peak;
   }
 
- private:
+  /// Where best-first search stopped: depth-first probes halve the distance
+  /// between bound and peak, each on half the budget left. A probe that finds
+  /// an order lowers the peak, one that proves there is none raises the
+  /// bound, and one stopped by its budget is followed by an easier one.
+  void narrow_by_probes(outcome& best) {
+    std::uint64_t easiest_unknown = best.lower_bound;
+    while (best.lower_bound < best.peak && !budget_.exhausted()) {
+      const std::uint64_t from = std::max(best.lower_bound, easiest_unknown);
+      if (from >= best.peak) break;
+      const std::uint64_t limit = from + (best.peak - 1 - from) / 2;
+      std::vector<std::size_t> order;
+      switch (within_slice(0.5, [&] { return order_within(limit, order); })) {
+        case verdict::found:
+          best.order = std::move(order);
+          best.peak = seg_.peak_of(best.order);
+          break;
+        case verdict::none:
+          best.lower_bound = limit + 1;
+          break;
+        case verdict::stopped:
+          easiest_unknown = limit + 1;
+          break;
+      }
+    }
+  }
+
   static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   struct state {
     std::uint64_t cost;  ///< largest step memory on the path here
@@ -121,6 +196,66 @@ class segment_search {
   };
 
   using open_queue = std::priority_queue<entry, std::vector<entry>, std::greater<>>;
+
+  enum class verdict { found, none, stopped };
+
+  /// Depth-first search for an order whose every step is within `limit`,
+  /// into `order` when found; cheapest moves first. The dead ends it
+  /// remembers (at most state_limit, then it starts again) are its only
+  /// store; it leaves the store empty.
+  verdict order_within(std::uint64_t limit, std::vector<std::size_t>& order) {
+    struct frame {
+      std::vector<std::uint64_t> set;
+      std::uint64_t live;
+      std::vector<move> moves;
+      std::size_t next = 0;
+    };
+    const auto moves_within = [&](const std::vector<std::uint64_t>& set, std::uint64_t live) {
+      collect_moves(set.data(), {limit, live, none, none, 0}, limit);
+      std::erase_if(moves_, [&](const move& m) { return m.cost > limit; });
+      std::ranges::sort(moves_, [](const move& a, const move& b) { return a.live < b.live; });
+      return moves_;
+    };
+    std::vector<frame> stack;
+    std::vector<std::size_t> path;
+    std::vector<std::uint64_t> root(words_, 0);
+    stack.push_back({root, seg_.start_bytes, moves_within(root, seg_.start_bytes)});
+    verdict result = verdict::none;
+    while (!stack.empty()) {
+      if (!budget_.spend()) {
+        result = verdict::stopped;
+        break;
+      }
+      if (states_.size() > state_limit_) clear_states();  // forget dead ends rather than stop
+      frame& f = stack.back();
+      if (path.size() == k_) {
+        order = path;
+        result = verdict::found;
+        break;
+      }
+      if (f.next == f.moves.size()) {  // a dead end: remember it
+        find_or_add(f.set, 0, 0, none, none, path.size());
+        stack.pop_back();
+        if (!path.empty()) path.pop_back();
+        continue;
+      }
+      const move m = f.moves[f.next++];
+      auto next = f.set;
+      next[m.vertex / 64] |= std::uint64_t{1} << (m.vertex % 64);
+      if (find(next) != none || remaining_bound(next.data(), m.live) > limit) continue;
+      auto moves = moves_within(next, m.live);
+      path.push_back(m.vertex);
+      stack.push_back({std::move(next), m.live, std::move(moves)});
+    }
+    clear_states();
+    return result;
+  }
+
+  void clear_states() {
+    states_.clear();
+    sets_.clear();
+    table_.clear();
+  }
 
   /// The moves from `set`, reached as `s`, into moves_: the ready vertices,
   /// or a safe one alone.
@@ -185,9 +320,9 @@ class segment_search {
     return true;
   }
 
-  entry make_entry(std::size_t id, std::uint64_t good_enough) const {
-    const state& s = states_[id];
-    const std::uint64_t* set = set_of(id);
+  /// The most memory some vertex outside `set` will see, after `set` ran
+  /// leaving `live` bytes: what it must see in every order, and the next step.
+  std::uint64_t remaining_bound(const std::uint64_t* set, std::uint64_t live) const {
     std::uint64_t h = 0;
     for (const auto u : by_must_see_) {
       if (!contains(set, u)) {
@@ -197,11 +332,16 @@ class segment_search {
     }
     for (const auto u : by_step_) {
       if (!contains(set, u)) {
-        h = std::max(h, s.live + seg_.step_bytes[u]);
+        h = std::max(h, live + seg_.step_bytes[u]);
         break;
       }
     }
-    const std::uint64_t bound = std::max(s.cost, h);
+    return h;
+  }
+
+  entry make_entry(std::size_t id, std::uint64_t good_enough) const {
+    const state& s = states_[id];
+    const std::uint64_t bound = std::max(s.cost, remaining_bound(set_of(id), s.live));
     return {std::max(bound, good_enough), s.depth, s.cost, bound, id};
   }
 
@@ -245,18 +385,22 @@ class segment_search {
   /// as costly reached it before.
   std::size_t find_or_add(const std::vector<std::uint64_t>& set, std::uint64_t cost, std::uint64_t live,
                           std::size_t parent, std::size_t vertex, std::size_t depth) {
-    if (!table_.empty()) {
-      const std::size_t mask = table_.size() - 1;
-      for (std::size_t slot = hash(set.data()) & mask; table_[slot] != none; slot = (slot + 1) & mask) {
-        const std::size_t id = table_[slot];
-        if (!std::equal(set.begin(), set.end(), set_of(id))) continue;
-        state& s = states_[id];
-        if (s.cost <= cost) return none;
-        s = {cost, live, parent, vertex, depth};
-        return id;
-      }
+    const std::size_t id = find(set);
+    if (id == none) return add_state(set, cost, live, parent, vertex, depth);
+    state& s = states_[id];
+    if (s.cost <= cost) return none;
+    s = {cost, live, parent, vertex, depth};
+    return id;
+  }
+
+  /// The id of the state of `set`, or none.
+  std::size_t find(const std::vector<std::uint64_t>& set) const {
+    if (table_.empty()) return none;
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t slot = hash(set.data()) & mask; table_[slot] != none; slot = (slot + 1) & mask) {
+      if (std::equal(set.begin(), set.end(), set_of(table_[slot]))) return table_[slot];
     }
-    return add_state(set, cost, live, parent, vertex, depth);
+    return none;
   }
 
   std::vector<std::size_t> path_to(std::size_t id) const {

@@ -15,6 +15,13 @@
 // segments that can be ordered independently; memory within a segment is a
 // constant base (buffers crossing the whole segment) plus what the segment's
 // own order decides.
+//
+// A vertex that makes no bytes (its outputs are views, or none), has only
+// inert or floating predecessors, and reads only floating storages that one
+// of its successors reads too (an index into a weight's sigmoid, a view of a
+// cast weight) floats as well: its step adds nothing, and its read is never
+// a storage's last. Otherwise such side chains would be incomparable with the
+// vertices around them and leave no cut vertex in a whole network.
 
 #include <memopt/graph/compact.hpp>
 
@@ -22,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -35,23 +43,48 @@ inline std::vector<vertex_role> vertex_roles(const compact_graph& g, const std::
   const auto& buffers = g.buffers;
   const auto transient = [&](buffer_id b) { return !buffers.persistent[b] && buffers.bytes[b] > 0; };
   for (const auto v : order) {  // predecessors are decided first
-    bool after_inert_only = true;
-    for (const auto p : g.predecessors[v]) after_inert_only = after_inert_only && role[p] == vertex_role::inert;
-    if (!after_inert_only) continue;
-    bool makes = false, reads = false, all_used = true;
+    bool after_inert_only = true, after_quiet_only = true;
+    for (const auto p : g.predecessors[v]) {
+      after_inert_only = after_inert_only && role[p] == vertex_role::inert;
+      after_quiet_only = after_quiet_only && role[p] != vertex_role::normal;
+    }
+    if (!after_quiet_only) continue;
+    bool makes = false, reads = false, all_used = true, reads_floating_only = true;
     for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1]; ++b) {
       if (!transient(b)) continue;
       makes = true;
       all_used = all_used && (g.readers.size(b) > 0 || buffers.live_out[b]);
     }
-    for (const auto b : g.reads[v]) reads = reads || transient(b);
-    if (!makes && !reads) {
+    for (const auto b : g.reads[v]) {
+      if (!transient(b)) continue;
+      reads = true;
+      const auto read_later = [&](auto s) { return std::ranges::count(g.reads[s], b) > 0; };
+      reads_floating_only = reads_floating_only && role[buffers.owner[b]] == vertex_role::floating &&
+                            std::ranges::any_of(g.successors[v], read_later);
+    }
+    if (after_inert_only && !makes && !reads) {
       role[v] = vertex_role::inert;
-    } else if (!reads && all_used && g.successors.size(v) > 0) {
+    } else if (g.successors.size(v) > 0 && ((!reads && all_used) || (!makes && reads_floating_only))) {
       role[v] = vertex_role::floating;
     }
   }
   return role;
+}
+
+/// The normal vertices a floating vertex runs for: its normal successors and
+/// those of its floating successors. It runs right before the first of them.
+inline std::vector<std::size_t> floating_anchors(const compact_graph& g, const std::vector<vertex_role>& role,
+                                                 std::size_t floating) {
+  std::vector<std::size_t> anchors, pending{floating};
+  std::unordered_set<std::size_t> seen{floating};
+  while (!pending.empty()) {
+    const std::size_t u = pending.back();
+    pending.pop_back();
+    for (const std::size_t s : g.successors[u]) {
+      if (seen.insert(s).second) (role[s] == vertex_role::floating ? pending : anchors).push_back(s);
+    }
+  }
+  return anchors;
 }
 
 /// A segment: the vertices at positions [first, last) of the reference order
@@ -194,16 +227,20 @@ inline std::pair<std::size_t, std::size_t> track_buffer(const compact_graph& g, 
   const auto& local = map.local;
   const std::size_t producer = g.buffers.owner[b];
   const bool floating = role[producer] == vertex_role::floating;
-  // A floating buffer starts where the first successor of its producer runs,
-  // which is in the earliest segment among theirs.
+  // A floating buffer starts where the first anchor of its producer runs,
+  // which is in the earliest segment among theirs. Floating readers are never
+  // a buffer's last (see vertex_roles).
+  const auto anchors = floating ? floating_anchors(g, role, producer) : std::vector<std::size_t>{};
   std::size_t first = segment_map::none, last = 0;
   if (floating) {
-    for (const auto s : g.successors[producer]) first = std::min(first, pos[s]);
+    for (const auto s : anchors) first = std::min(first, pos[s]);
     last = first;
   } else {
     first = last = pos[producer];
   }
-  for (const auto r : g.readers[b]) last = std::max(last, pos[r]);
+  for (const auto r : g.readers[b]) {
+    if (role[r] != vertex_role::floating) last = std::max(last, pos[r]);
+  }
   const std::size_t P = map.segment_of[first];
   const std::size_t L = g.buffers.live_out[b] ? segments.size() : map.segment_of[last];
   const std::uint64_t bytes = g.buffers.bytes[b];
@@ -214,7 +251,7 @@ inline std::pair<std::size_t, std::size_t> track_buffer(const compact_graph& g, 
   sp.readers.emplace_back();
   sp.triggers.emplace_back();
   if (floating) {
-    for (const auto s : g.successors[producer]) {
+    for (const auto s : anchors) {
       if (map.segment_of[pos[s]] != P) continue;
       sp.triggers[xp].push_back(local[s]);
       sp.materialises[local[s]].push_back(xp);
@@ -233,6 +270,7 @@ inline std::pair<std::size_t, std::size_t> track_buffer(const compact_graph& g, 
     sl.start_bytes += bytes;
   }
   for (const auto r : g.readers[b]) {
+    if (role[r] == vertex_role::floating) continue;
     const std::size_t s = map.segment_of[pos[r]];
     if (s == P) {
       sp.readers[xp].push_back(local[r]);

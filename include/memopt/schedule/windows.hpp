@@ -31,15 +31,29 @@ inline std::vector<std::size_t> assemble(const compact_graph& g, const std::vect
   for (const auto v : start) {
     if (role[v] == vertex_role::inert) order.push_back(v);
   }
+  // Floating vertices not placed yet among v's ancestors, predecessors first
+  // (their ancestors are all inert or floating).
+  std::vector<std::pair<std::size_t, std::size_t>> stack;  // vertex, predecessors looked at
+  const auto place_floating_before = [&](std::size_t v) {
+    stack.assign(1, {v, 0});
+    while (!stack.empty()) {
+      auto& [u, next] = stack.back();
+      if (next < g.predecessors.size(u)) {
+        const std::size_t p = g.predecessors[u][next++];
+        if (role[p] == vertex_role::floating && !placed[p]) {
+          placed[p] = 1;
+          stack.emplace_back(p, 0);
+        }
+        continue;
+      }
+      if (u != v) order.push_back(u);
+      stack.pop_back();
+    }
+  };
   for (std::size_t s = 0; s < segments.size(); ++s) {
     for (const auto i : local_orders[s]) {
       const std::size_t v = segments[s].vertices[i];
-      for (const auto p : g.predecessors[v]) {
-        if (role[p] == vertex_role::floating && !placed[p]) {
-          order.push_back(p);
-          placed[p] = 1;
-        }
-      }
+      place_floating_before(v);
       order.push_back(v);
     }
   }
