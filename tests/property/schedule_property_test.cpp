@@ -80,6 +80,26 @@ void check_order(const mt::graph_spec& spec, const mt::vec_graph& g, const R& r)
   CHECK(r.peak_bytes == memopt::liveness(g, r.order).peak_bytes);
 }
 
+/// exact_schedule with `options` against the optimum over all orders on
+/// `trials` random DAGs, options_of(trial) shaping each.
+template <class DagOptions>
+void check_exact_is_optimal(std::uint64_t seed, int trials, DagOptions options_of,
+                            const memopt::exact_options& options = {}) {
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < trials; ++trial) {
+    const auto spec = mt::random_dag(rng, options_of(trial));
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    INFO("trial " << trial);
+    const auto optimum = optimum_by_subsets(spec);
+    const auto exact = memopt::exact_schedule(g, options);
+    check_order(spec, g, exact);
+    CHECK(exact.peak_bytes == optimum);
+    CHECK(exact.proved_optimal);
+    CHECK(memopt::lower_bound(g) <= optimum);
+    if (spec.nodes.size() <= 6) CHECK(optimum_by_permutations(spec) == optimum);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("property: every scheduler gives a topological order with the model's peak") {
@@ -116,55 +136,30 @@ TEST_CASE("property: every scheduler gives a topological order with the model's 
 }
 
 TEST_CASE("property: exact equals the optimum over all orders on graphs of up to 9 nodes") {
-  std::mt19937_64 rng(9);
-  for (int trial = 0; trial < 3000; ++trial) {
-    const auto spec =
-        mt::random_dag(rng, {.max_nodes = 9, .max_inputs = 3, .alias_probability = trial % 2 == 0 ? 0.0 : 0.4});
-    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
-    INFO("trial " << trial);
-    const auto optimum = optimum_by_subsets(spec);
-    const auto exact = memopt::exact_schedule(g);
-    CHECK(exact.peak_bytes == optimum);
-    CHECK(exact.proved_optimal);
-    CHECK(memopt::lower_bound(g) <= optimum);
-    if (spec.nodes.size() <= 6) CHECK(optimum_by_permutations(spec) == optimum);
-  }
+  check_exact_is_optimal(9, 3000, [](int trial) {
+    return mt::random_dag_options{.max_nodes = 9, .max_inputs = 3, .alias_probability = trial % 2 == 0 ? 0.0 : 0.4};
+  });
 }
 
 TEST_CASE("property: exact equals the optimum where weights feed side chains of views") {
   // Many weights, and views of what is made from them only: vertices that
   // float to their first reader (segments.hpp) and cut vertices beside them.
-  std::mt19937_64 rng(31);
-  for (int trial = 0; trial < 3000; ++trial) {
-    const auto spec = mt::random_dag(
-        rng, {.max_nodes = 9, .max_inputs = 2, .persistent_probability = 0.4, .alias_probability = 0.6});
-    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
-    INFO("trial " << trial);
-    const auto optimum = optimum_by_subsets(spec);
-    const auto exact = memopt::exact_schedule(g);
-    check_order(spec, g, exact);
-    CHECK(exact.peak_bytes == optimum);
-    CHECK(exact.proved_optimal);
-    CHECK(memopt::lower_bound(g) <= optimum);
-  }
+  check_exact_is_optimal(31, 3000, [](int) {
+    return mt::random_dag_options{
+        .max_nodes = 9, .max_inputs = 2, .persistent_probability = 0.4, .alias_probability = 0.6};
+  });
 }
 
 TEST_CASE("property: with almost no room for states, exact's depth-first probes still reach and prove the optimum") {
   // A* stops at once; the probes halve the distance between bound and peak,
   // forgetting their dead ends whenever more than 16 are stored.
-  std::mt19937_64 rng(57);
-  for (int trial = 0; trial < 400; ++trial) {
-    const auto spec =
-        mt::random_dag(rng, {.max_nodes = 8, .max_inputs = 3, .alias_probability = trial % 2 == 0 ? 0.0 : 0.4});
-    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
-    INFO("trial " << trial);
-    const auto optimum = optimum_by_subsets(spec);
-    const auto exact =
-        memopt::exact_schedule(g, {.time_limit_seconds = std::nullopt, .work_limit = 50'000'000, .state_limit = 16});
-    check_order(spec, g, exact);
-    CHECK(exact.peak_bytes == optimum);
-    CHECK(exact.proved_optimal);
-  }
+  check_exact_is_optimal(
+      57, 400,
+      [](int trial) {
+        return mt::random_dag_options{
+            .max_nodes = 8, .max_inputs = 3, .alias_probability = trial % 2 == 0 ? 0.0 : 0.4};
+      },
+      {.time_limit_seconds = std::nullopt, .work_limit = 50'000'000, .state_limit = 16});
 }
 
 TEST_CASE("property: the lower bound holds on wide graphs the search cannot finish") {
