@@ -2,7 +2,9 @@
 // 100,000 vertices (examples/generate: cnn-train, a ResNet-like step, and
 // transformer-train, a GPT-like one; seed 1), at half and a third of their
 // program order's peak, beside boost::topological_sort on the same graph in
-// the same run; and the floor.
+// the same run; the floor; and the cost floor at half the peak under its
+// default work limit (steps_measured of the graph's, and the bound as a
+// percentage of the graph's flops, beside the planner's extra_flops_percent).
 //   build-bench/bench/remat_bench
 // Ratios to report: BM_rematerialize/<kind>/<budget> / BM_topological_sort/<kind>.
 // Counters: peak (the planner's peak as a fraction of the program order's),
@@ -46,6 +48,15 @@ void BM_floor(benchmark::State& state, const std::string& kind) {
   state.counters["floor"] = static_cast<double>(floor.bytes) / static_cast<double>(t.peak);
 }
 
+void BM_cost_floor(benchmark::State& state, const std::string& kind, double fraction) {
+  const auto& t = shared(kind);
+  const auto budget = static_cast<std::uint64_t>(static_cast<double>(t.peak) * fraction);
+  rw::remat_cost_floor floor;
+  for (auto _ : state) benchmark::DoNotOptimize(floor = rw::rematerialisation_cost_floor(t.facts, budget));
+  state.counters["floor_flops_percent"] = 100 * floor.extra_flops / t.flops;
+  state.counters["steps_measured"] = static_cast<double>(floor.steps_measured);
+}
+
 void report(benchmark::State& state, const training_graph& t, const rw::remat_result& r) {
   state.counters["peak"] = static_cast<double>(r.planned_peak) / static_cast<double>(t.peak);
   state.counters["extra_flops_percent"] = 100 * r.extra_flops / t.flops;
@@ -72,11 +83,13 @@ void BM_rematerialize_best(benchmark::State& state, const std::string& kind, dou
 
 BENCHMARK_CAPTURE(BM_topological_sort, cnn, std::string("cnn-train"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_floor, cnn, std::string("cnn-train"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_cost_floor, cnn/half, std::string("cnn-train"), 0.5)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize, cnn/half, std::string("cnn-train"), 0.5)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize, cnn/third, std::string("cnn-train"), 1.0 / 3)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize_best, cnn/half, std::string("cnn-train"), 0.5)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_topological_sort, transformer, std::string("transformer-train"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_floor, transformer, std::string("transformer-train"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_cost_floor, transformer/half, std::string("transformer-train"), 0.5)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize, transformer/half, std::string("transformer-train"), 0.5)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize, transformer/third, std::string("transformer-train"), 1.0 / 3)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize_best, transformer/half, std::string("transformer-train"), 0.5)->Unit(benchmark::kMillisecond);

@@ -17,6 +17,7 @@
 #include <memopt/liveness.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -163,15 +164,20 @@ inline void report_remat(const io::file_graph& g, std::ostream& out, const std::
   const auto c = remat_curve_points(g, facts, {}, search);
   out << "\nRematerialisation (a training graph): extra compute to fit each budget, from the best peak "
       << human_bytes(c.peak_before) << " down to the floor " << human_bytes(c.floor.bytes) << " (at '"
-      << facts.name[c.floor.vertex] << "'; memopt-plan rewrite --curve)\n"
+      << facts.name[c.floor.vertex] << "'; memopt-plan rewrite --curve); the flops floor: no plan within the budget adds less\n"
       << "  " << pad("budget", 12, true) << pad("of best", 10, true) << pad("peak", 12, true) << pad("fits", 6, true)
-      << pad("extra flops", 13, true) << pad("copies", 9, true) << '\n';
+      << pad("extra flops", 13, true) << pad("flops floor", 13, true) << pad("copies", 9, true) << '\n';
   for (const auto& p : c.points) {
-    char share[16], flops[24];
+    char share[16], flops[24], floor[24];
     std::snprintf(share, sizeof share, "%.3f", static_cast<double>(p.budget) / static_cast<double>(std::max<std::uint64_t>(c.peak_before, 1)));
     std::snprintf(flops, sizeof flops, "%.2f %%", p.extra_flops_percent);
+    if (std::isfinite(p.extra_flops_floor_percent)) {
+      std::snprintf(floor, sizeof floor, "%.2f %%", p.extra_flops_floor_percent);
+    } else {
+      std::snprintf(floor, sizeof floor, "none fits");
+    }
     out << "  " << pad(human_bytes(p.budget), 12, true) << pad(share, 10, true) << pad(human_bytes(p.peak), 12, true)
-        << pad(p.peak <= p.budget ? "yes" : "no", 6, true) << pad(flops, 13, true)
+        << pad(p.peak <= p.budget ? "yes" : "no", 6, true) << pad(flops, 13, true) << pad(floor, 13, true)
         << pad(std::to_string(p.nodes_added), 9, true) << '\n';
   }
   if (!svg_dir.empty()) {

@@ -2,7 +2,7 @@
 // memopt-plan rewrite GRAPH --budget BYTES [--mode remat|recompute|swap|accumulate|all]
 // memopt-plan rewrite GRAPH --curve [--svg FILE]  (graph, peak_before, floor,
 //     curve: budget, peak, fits, extra_flops, extra_flops_percent,
-//     nodes_added at eleven budgets from the best peak down to the floor;
+//     extra_flops_floor_percent (the cost floor), nodes_added at eleven budgets from the best peak down to the floor;
 //     --svg draws it, svg.hpp)
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]... [--replay-random]
 //     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
@@ -23,7 +23,10 @@
 // schedule's peak, exact_schedule under the work limit), proved_before,
 // proved_after, fits (peak_after <= budget), extra_flops, extra_flops_percent
 // (of the graph's flops), swapped_bytes, nodes_added, floor (bytes, node,
-// tensors: no rematerialisation goes below it; remat_floor.hpp), out_of_reach (why, when peak_after is
+// tensors: no rematerialisation goes below it; remat_floor.hpp), in remat
+// mode cost_floor (extra_flops, extra_flops_percent: no plan within the
+// budget adds fewer, null when none fits; node, complete;
+// remat_cost_floor.hpp), out_of_reach (why, when peak_after is
 // above the budget) and the plan (nodes, redirects, controls, changes,
 // relaxed). A budget that cannot be met is a result. --output writes the rewritten graph in memopt-graph/1, in the
 // order reaching peak_after: every original node keeps its name, attributes
@@ -43,6 +46,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -339,6 +343,7 @@ struct remat_curve {
     std::uint64_t peak = 0;  ///< liveness of the rewritten graph in the planner's order
     double extra_flops = 0;
     double extra_flops_percent = 0;
+    double extra_flops_floor_percent = 0;  ///< the cost floor at the budget (infinite: no plan fits)
     std::size_t nodes_added = 0;
   };
   std::string graph;
@@ -361,6 +366,18 @@ inline nlohmann::ordered_json floor_json(const rewrite::graph_facts& facts, cons
           {"tensors", std::move(tensors)}};
 }
 
+/// The cost floor as JSON: extra flops no plan within the budget goes below
+/// (null when no plan fits), as a percentage of the graph's flops, the step
+/// that shows it, and whether every step was measured.
+inline nlohmann::ordered_json cost_floor_json(const rewrite::graph_facts& facts, const rewrite::remat_cost_floor& floor,
+                                              double total_flops) {
+  const bool reachable = std::isfinite(floor.extra_flops);
+  return {{"extra_flops", reachable ? nlohmann::ordered_json(floor.extra_flops) : nullptr},
+          {"extra_flops_percent", reachable ? nlohmann::ordered_json(total_flops > 0 ? 100 * floor.extra_flops / total_flops : 0.0) : nullptr},
+          {"node", floor.vertex == rewrite::no_vertex ? "" : facts.name[floor.vertex]},
+          {"complete", floor.complete}};
+}
+
 /// The trade-off curve: the planner at eleven budgets from the best peak down
 /// to the floor, each point the peak of the planner's own order (liveness of
 /// the rewritten graph) and the flops it adds.
@@ -378,6 +395,7 @@ inline remat_curve remat_curve_points(const io::file_graph& g, const rewrite::gr
   for (int k = 0; k <= 10; ++k) {
     options.budget = static_cast<std::uint64_t>(high - (high - low) * k / 10);
     const auto remat = rewrite::rematerialize_best(facts, orders, options);
+    const double cost_floor = rewrite::rematerialisation_cost_floor(facts, options.budget, options).extra_flops;
     const auto h = rewrite::apply(facts, remat.plan);
     std::vector<std::size_t> order;
     order.reserve(remat.order.size());
@@ -387,6 +405,7 @@ inline remat_curve remat_curve_points(const io::file_graph& g, const rewrite::gr
                         .peak = peak,
                         .extra_flops = remat.extra_flops,
                         .extra_flops_percent = total_flops > 0 ? 100 * remat.extra_flops / total_flops : 0.0,
+                        .extra_flops_floor_percent = total_flops > 0 ? 100 * cost_floor / total_flops : 0.0,
                         .nodes_added = remat.plan.nodes.size()});
   }
   return c;
@@ -412,6 +431,9 @@ inline nlohmann::ordered_json remat_curve_json(const rewrite::graph_facts& facts
                       {"fits", p.peak <= p.budget},
                       {"extra_flops", p.extra_flops},
                       {"extra_flops_percent", p.extra_flops_percent},
+                      {"extra_flops_floor_percent", std::isfinite(p.extra_flops_floor_percent)
+                                                        ? nlohmann::ordered_json(p.extra_flops_floor_percent)
+                                                        : nullptr},
                       {"nodes_added", p.nodes_added}});
   }
   out["curve"] = std::move(points);
@@ -565,6 +587,7 @@ inline command add_rewrite_command(CLI::App& app) {
             out["nodes_added"] = report.nodes_added;
             const auto floor = rewrite::rematerialisation_floor(facts, remat);
             out["floor"] = floor_json(facts, floor);
+            if (opts->mode == "remat") out["cost_floor"] = cost_floor_json(facts, rewrite::rematerialisation_cost_floor(facts, budget, remat), total_flops);
             if (report.peak_after > budget) out["out_of_reach"] = out_of_reach(facts, floor, report.peak_after, budget);
             out["plan"] = plan_json(facts, plan);
             if (interrupted) out["interrupted"] = true;

@@ -15,6 +15,7 @@
 #include <memopt/rewrite/recompute.hpp>
 #include <memopt/rewrite/relax.hpp>
 #include <memopt/rewrite/remat.hpp>
+#include <memopt/rewrite/remat_cost_floor.hpp>
 #include <memopt/rewrite/remat_floor.hpp>
 #include <memopt/rewrite/remat_options.hpp>
 #include <memopt/rewrite/runs.hpp>

@@ -227,7 +227,7 @@ TEST_CASE("property: relaxed allocator marks are the seed's fan-out walk") {
   CHECK(marked > 1000);
 }
 
-TEST_CASE("property: rematerialisation plans are valid, run in their order, and the planner's peak bounds the real one, the best plan is no worse") {
+TEST_CASE("property: rematerialisation plans are valid, run in their order, the planner's peak bounds the real one, the best plan is no worse, none costs less than the cost floor") {
   std::mt19937_64 rng(20261129);
   std::size_t copied = 0;
   std::size_t fitted = 0;
@@ -241,6 +241,7 @@ TEST_CASE("property: rematerialisation plans are valid, run in their order, and 
     const auto before = memopt::liveness(b.g, program).peak_bytes;
     const auto floor = rw::rematerialisation_floor(facts).bytes;
     const std::uint64_t budget = std::uniform_int_distribution<std::uint64_t>(std::min(floor, before), before)(rng);
+    const double cost_floor = rw::rematerialisation_cost_floor(facts, budget).extra_flops;
     // The planner's run, then the best of several with the needless copies dropped.
     const auto r = rw::rematerialize(facts, order, {.budget = budget});
     const auto best = rw::rematerialize_best(facts, {order}, {.budget = budget});
@@ -256,6 +257,7 @@ TEST_CASE("property: rematerialisation plans are valid, run in their order, and 
       const auto peak = memopt::liveness(h, std::span<const std::size_t>(steps)).peak_bytes;
       CHECK(peak <= plan->planned_peak);
       CHECK(peak >= floor);  // no plan goes below the floor
+      if (peak <= budget) CHECK(plan->extra_flops >= cost_floor * (1 - 1e-9));  // nor adds less than the cost floor
       if (budget >= before) CHECK(plan->plan.nodes.empty());  // room: nothing to recompute
     }
     if (r.planned_peak <= budget) {

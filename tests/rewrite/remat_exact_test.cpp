@@ -3,7 +3,8 @@
 // fewest extra flops any plan needs to fit a budget when the graph's own
 // nodes run in program order and copies run anywhere (Checkmate's setting).
 // The planner's plans are checked against it, and the mean and worst ratios
-// of their extra flops are reported.
+// of their extra flops are reported; so is the cost floor
+// (rewrite/remat_cost_floor.hpp), which no plan goes below.
 #include "../support/fewest_extra_flops.hpp"
 #include "../support/random_training.hpp"
 
@@ -23,10 +24,12 @@
 namespace rw = memopt::rewrite;
 
 
-TEST_CASE("remat: the planner's extra flops against the optimum on 300 small random training graphs") {
+TEST_CASE("remat: the planner's extra flops and the cost floor against the optimum on 300 small random training graphs") {
   std::mt19937_64 rng(20261125);
   std::size_t compared = 0, optimal = 0, missed = 0, needless = 0, ratios = 0;
   double sum = 0, worst = 1;
+  std::size_t floors = 0, floors_exact = 0, floors_zero = 0;
+  double floor_sum = 0;
   for (int trial = 0; trial < 300; ++trial) {
     INFO("trial " << trial);
     const auto g = memopt::testing::training_graph(rng, 3 + static_cast<std::size_t>(trial % 4));
@@ -37,6 +40,14 @@ TEST_CASE("remat: the planner's extra flops against the optimum on 300 small ran
     const auto floor = rw::rematerialisation_floor(facts).bytes;
     const std::uint64_t budget = std::uniform_int_distribution<std::uint64_t>(floor, before)(rng);
     const double exact = memopt::testing::fewest_extra_flops(facts, budget);
+    const double cost_floor = rw::rematerialisation_cost_floor(facts, budget).extra_flops;
+    CHECK(cost_floor <= exact * (1 + 1e-9));
+    if (exact > 0 && exact < std::numeric_limits<double>::infinity()) {
+      ++floors;
+      floors_exact += cost_floor >= exact * (1 - 1e-9);
+      floors_zero += cost_floor == 0;
+      floor_sum += cost_floor / exact;
+    }
     const auto r = rw::rematerialize_best(facts, {program}, {.budget = budget});
     // No plan beats the optimum; no plan fits where the search finds none.
     if (exact == std::numeric_limits<double>::infinity()) {
@@ -62,7 +73,12 @@ TEST_CASE("remat: the planner's extra flops against the optimum on 300 small ran
   MESSAGE(compared << " plans that fit: " << optimal << " optimal; where copies are needed (" << ratios
                    << "), extra flops " << mean << " times the optimum on average, " << worst << " at worst; "
                    << needless << " recompute where nothing needs to; " << missed << " miss a budget a plan meets");
+  MESSAGE("cost floor where copies are needed (" << floors << "): " << floor_sum / static_cast<double>(std::max<std::size_t>(floors, 1))
+                                                 << " of the optimum on average, equal to it " << floors_exact << " times, 0 "
+                                                 << floors_zero << " times");
   CHECK(mean < 1.5);
+  CHECK(floor_sum > 0.3 * static_cast<double>(floors));  // a bound that says something: half the optimum, measured
+  CHECK(floors_zero * 10 < floors);
   CHECK(compared > 150);
   CHECK(missed * 10 < compared);
 }

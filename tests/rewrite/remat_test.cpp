@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,33 @@ TEST_CASE("remat: the floor is the step with the most bytes live in every order,
   std::vector<std::string> names;
   for (const auto& t : floor.storages) names.push_back(facts.name[t.vertex]);
   CHECK(names == std::vector<std::string>{"f7", "loss", "b8", "x"});
+}
+
+TEST_CASE("remat: the cost floor is what keeping the fewest activations costs at the step that needs most") {
+  // chain(8) in 500 bytes. At b8 the floor's 400 bytes are live (f7, loss,
+  // b8, x), so one more tensor fits, and f1 .. f6 are read later: keeping
+  // one and remaking the other five costs 50 flops at least (loss and f8
+  // give 50 too, the other steps less). The programme's schedule costs more.
+  const auto facts = rw::read_facts(chain(8));
+  const auto floor = rw::rematerialisation_cost_floor(facts, 500);
+  CHECK(floor.extra_flops == doctest::Approx(50).epsilon(1e-9));
+  CHECK(floor.complete);
+  CHECK(floor.steps_measured == facts.size());
+  const auto dp = rw::solve_chain(rw::chain_sizes(facts, *rw::chain_of(facts)), 500);
+  REQUIRE(dp.feasible);
+  CHECK(dp.extra_flops >= floor.extra_flops);
+  MESSAGE("chain(8) in 500 bytes: cost floor " << floor.extra_flops << ", the programme's schedule " << dp.extra_flops);
+  // Room for everything: nothing to remake. Below the floor: no plan at all.
+  CHECK(rw::rematerialisation_cost_floor(facts, 1100).extra_flops == 0);
+  CHECK(rw::rematerialisation_cost_floor(facts, 1100).vertex == rw::no_vertex);
+  CHECK(rw::rematerialisation_cost_floor(facts, 399).extra_flops == std::numeric_limits<double>::infinity());
+  // One more slot (600 bytes): keep two, remake four.
+  CHECK(rw::rematerialisation_cost_floor(facts, 600).extra_flops == doctest::Approx(40).epsilon(1e-9));
+  // A work limit stops after the first step (the one most bytes cross).
+  const auto first = rw::rematerialisation_cost_floor(facts, 500, {}, 1);
+  CHECK_FALSE(first.complete);
+  CHECK(first.steps_measured == 1);
+  CHECK(first.extra_flops <= floor.extra_flops);
 }
 
 TEST_CASE("remat: random draws and graph outputs made before a step stay live across it") {

@@ -100,78 +100,126 @@ inline std::vector<operand> step_storages(const graph_facts& f, const std::vecto
   return own;
 }
 
+/// What a floor measures at a step: the storages live there in every plan
+/// (see the header comment), and the step's ancestors and descendants.
+class step_measure {
+ public:
+  /// Throws bad_plan_error for a cyclic graph or a fed vertex that does not exist.
+  step_measure(const graph_facts& f, const remat_options& options)
+      : f_(f),
+        root_(storage_roots(f)),
+        recomputable_(recomputable_vertices(f, options)),
+        kept_(find_kept_storages(f, root_, recomputable_)),
+        position_(topological_positions(f)),
+        order_(f.size()),
+        ancestor_(f.size()),
+        descendant_(f.size()),
+        counted_(kept_.root.size()) {
+    for (std::size_t v = 0; v < f.size(); ++v) {
+      if (position_[v] == f.size()) throw bad_plan_error({"rematerialisation floor: the graph has a cycle through '" + f.name[v] + "'"});
+      order_[position_[v]] = v;
+    }
+  }
+
+  [[nodiscard]] const std::vector<std::vector<operand>>& root() const noexcept { return root_; }
+  [[nodiscard]] const std::vector<bool>& recomputable() const noexcept { return recomputable_; }
+  [[nodiscard]] const kept_storages& kept() const noexcept { return kept_; }
+  [[nodiscard]] const std::vector<std::size_t>& position() const noexcept { return position_; }
+  [[nodiscard]] const std::vector<std::size_t>& order() const noexcept { return order_; }
+  [[nodiscard]] bool ancestor(std::size_t u) const { return ancestor_[u]; }      ///< of the step last measured
+  [[nodiscard]] bool descendant(std::size_t w) const { return descendant_[w]; }  ///< of the step last measured
+  [[nodiscard]] std::uint64_t bytes_of(operand r) const { return f_.outputs[r.vertex][r.port].bytes; }
+
+  /// The storages live at v in every plan (by root); marks v's ancestors and
+  /// descendants. O(V + E + U) for U kept storages.
+  [[nodiscard]] std::vector<operand> live_at(std::size_t v) {
+    const std::size_t n = f_.size();
+    ancestor_.assign(n, false);
+    descendant_.assign(n, false);
+    for (auto k = position_[v]; k-- > 0;) {
+      const std::size_t u = order_[k];
+      ancestor_[u] = std::ranges::any_of(f_.consumers[u], [&](std::size_t c) { return c == v || ancestor_[c]; });
+    }
+    for (std::size_t k = position_[v] + 1; k < n; ++k) {
+      const std::size_t w = order_[k];
+      const auto in = inputs_of(f_, w);
+      descendant_[w] = std::ranges::any_of(in, [&](std::size_t u) { return u == v || descendant_[u]; });
+    }
+    std::vector<operand> live = step_storages(f_, root_, v);
+    counted_.assign(kept_.root.size(), false);
+    for (const operand& r : live) {
+      if (const std::size_t s = kept_.id[r.vertex][r.port]; s != no_vertex) counted_[s] = true;
+    }
+    for (std::size_t s = 0; s < kept_.root.size(); ++s) {
+      if (counted_[s]) continue;
+      const bool fixed = std::ranges::any_of(kept_.fixers[s], [&](std::size_t u) { return ancestor_[u]; });
+      const bool read = kept_.to_the_end[s] || std::ranges::any_of(kept_.readers[s], [&](std::size_t w) { return descendant_[w]; });
+      if (fixed && read) live.push_back(kept_.root[s]);
+    }
+    return live;
+  }
+
+  /// By step, an upper bound of what live_at counts there: the kept storages
+  /// fixed before the step and read after it in one topological order, and
+  /// the step's own. O(V + E + U).
+  [[nodiscard]] std::vector<std::uint64_t> upper_bounds() const {
+    const std::size_t n = f_.size();
+    std::vector<std::int64_t> delta(n + 1, 0);
+    for (std::size_t s = 0; s < kept_.root.size(); ++s) {
+      std::size_t fixed = n, read = kept_.to_the_end[s] ? n : 0;
+      for (const std::size_t v : kept_.fixers[s]) fixed = std::min(fixed, position_[v]);
+      for (const std::size_t v : kept_.readers[s]) read = std::max(read, position_[v]);
+      if (fixed + 1 >= read) continue;
+      delta[fixed + 1] += static_cast<std::int64_t>(kept_.bytes[s]);
+      delta[read] -= static_cast<std::int64_t>(kept_.bytes[s]);
+    }
+    std::vector<std::uint64_t> bound(n);
+    std::int64_t across = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      across += delta[k];
+      std::uint64_t own = 0;
+      for (const operand& r : step_storages(f_, root_, order_[k])) own += bytes_of(r);
+      bound[order_[k]] = own + static_cast<std::uint64_t>(across);
+    }
+    return bound;
+  }
+
+ private:
+  const graph_facts& f_;
+  std::vector<std::vector<operand>> root_;
+  std::vector<bool> recomputable_;
+  kept_storages kept_;
+  std::vector<std::size_t> position_;
+  std::vector<std::size_t> order_;
+  std::vector<bool> ancestor_;
+  std::vector<bool> descendant_;
+  std::vector<bool> counted_;
+};
+
 }  // namespace detail
 
 /// The floor (see the header comment), with what `options` lets copies
 /// remake. Throws bad_plan_error for a cyclic graph or a fed vertex that does
 /// not exist.
 [[nodiscard]] inline remat_floor rematerialisation_floor(const graph_facts& f, const remat_options& options = {}) {
-  const std::size_t n = f.size();
-  const auto root = detail::storage_roots(f);
-  const auto kept = detail::find_kept_storages(f, root, detail::recomputable_vertices(f, options));
-  const auto position = detail::topological_positions(f);
-  std::vector<std::size_t> order(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    if (position[v] == n) throw bad_plan_error({"rematerialisation_floor: the graph has a cycle through '" + f.name[v] + "'"});
-    order[position[v]] = v;
-  }
-  const auto bytes_of = [&](operand r) { return f.outputs[r.vertex][r.port].bytes; };
-  // An upper bound of each step's floor: a kept storage can be live across v
-  // only if it is fixed before v and read after it in this order.
-  std::vector<std::int64_t> delta(n + 1, 0);
-  for (std::size_t s = 0; s < kept.root.size(); ++s) {
-    std::size_t fixed = n, read = kept.to_the_end[s] ? n : 0;
-    for (const std::size_t v : kept.fixers[s]) fixed = std::min(fixed, position[v]);
-    for (const std::size_t v : kept.readers[s]) read = std::max(read, position[v]);
-    if (fixed + 1 >= read) continue;
-    delta[fixed + 1] += static_cast<std::int64_t>(kept.bytes[s]);
-    delta[read] -= static_cast<std::int64_t>(kept.bytes[s]);
-  }
-  std::vector<std::pair<std::uint64_t, std::size_t>> bound(n);  // (bound, vertex)
-  std::int64_t across = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    across += delta[k];
-    std::uint64_t own = 0;
-    for (const operand& r : detail::step_storages(f, root, order[k])) own += bytes_of(r);
-    bound[k] = {own + static_cast<std::uint64_t>(across), order[k]};
-  }
+  detail::step_measure measure(f, options);
+  const auto upper = measure.upper_bounds();
+  std::vector<std::pair<std::uint64_t, std::size_t>> bound(f.size());  // (bound, vertex)
+  for (std::size_t v = 0; v < f.size(); ++v) bound[v] = {upper[v], v};
   std::ranges::sort(bound, [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
   // Branch and bound: the steps by falling bound, each measured exactly (its
   // ancestors and descendants), until no bound left can beat the floor.
   remat_floor floor;
-  std::vector<bool> ancestor(n), descendant(n), counted(kept.root.size());
-  for (const auto& step : bound) {
-    const std::size_t v = step.second;  // not a structured binding: the lambdas below capture it
-    if (floor.vertex != no_vertex && step.first <= floor.bytes) break;
-    ancestor.assign(n, false);
-    descendant.assign(n, false);
-    for (auto k = position[v]; k-- > 0;) {
-      const std::size_t u = order[k];
-      ancestor[u] = std::ranges::any_of(f.consumers[u], [&](std::size_t c) { return c == v || ancestor[c]; });
-    }
-    for (std::size_t k = position[v] + 1; k < n; ++k) {
-      const std::size_t w = order[k];
-      const auto in = detail::inputs_of(f, w);
-      descendant[w] = std::ranges::any_of(in, [&](std::size_t u) { return u == v || descendant[u]; });
-    }
-    std::vector<operand> live = detail::step_storages(f, root, v);
-    counted.assign(kept.root.size(), false);
-    for (const operand& r : live) {
-      if (const std::size_t s = kept.id[r.vertex][r.port]; s != no_vertex) counted[s] = true;
-    }
-    for (std::size_t s = 0; s < kept.root.size(); ++s) {
-      if (counted[s]) continue;
-      const bool fixed = std::ranges::any_of(kept.fixers[s], [&](std::size_t u) { return ancestor[u]; });
-      const bool read = kept.to_the_end[s] || std::ranges::any_of(kept.readers[s], [&](std::size_t w) { return descendant[w]; });
-      if (fixed && read) live.push_back(kept.root[s]);
-    }
+  for (const auto& [upper_bound, v] : bound) {
+    if (floor.vertex != no_vertex && upper_bound <= floor.bytes) break;
+    std::vector<operand> live = measure.live_at(v);
     std::uint64_t bytes = 0;
-    for (const operand& r : live) bytes += bytes_of(r);
+    for (const operand& r : live) bytes += measure.bytes_of(r);
     if (floor.vertex == no_vertex || bytes > floor.bytes || (bytes == floor.bytes && v < floor.vertex)) {
       floor = {bytes, v, std::move(live)};
     }
   }
-  std::ranges::stable_sort(floor.storages, std::greater<>(), bytes_of);
+  std::ranges::stable_sort(floor.storages, std::greater<>(), [&](operand r) { return measure.bytes_of(r); });
   return floor;
 }
 

@@ -1,0 +1,326 @@
+#pragma once
+// The cost floor of rematerialisation: extra flops no plan within a budget
+// goes below (with what remat_options lets copies remake), so a user knows
+// how far a plan can be from the cheapest one, on graphs of any size.
+//
+// Take a step v of any plan that runs the graph's vertices once each, in a
+// topological order, copies anywhere (the premise of remat_floor.hpp). Live
+// at v are the floor's storages (step_measure::live_at); every other storage
+// made by an ancestor of v and read by a descendant of v is either live at v
+// too, or remade after v by a copy of its maker, which needs its own inputs
+// the same way. A copy after v is an extra run: the maker of a storage needed
+// before v also ran before it. So, with cap = budget - floor(v), the plan
+// adds at least
+//     min flops(R)  over kept storages K and remade makers R, closed as
+//     above, with bytes(K) <= cap.
+// For any lambda >= 0, min flops(R) + lambda bytes(K) - lambda cap is below
+// that: a minimum cut (node per storage "available after v", node per maker
+// "copied after v"; keeping a storage cuts lambda x its bytes, copying a
+// maker cuts its flops, reading needs availability: infinite). The best
+// lambda is found by intersecting the lines of the cuts at two lambdas
+// (the function is concave and piecewise linear); every lambda tried is a
+// valid bound. Capacities are rounded down to integers (a bound still).
+// Storages are counted by root, views free; a storage that a random draw or
+// a fed vertex writes is never remade. The bound takes the best step among
+// those tried: all of them within the work limit, most bytes live in one
+// topological order first.
+
+#include <memopt/rewrite/graph.hpp>
+#include <memopt/rewrite/plan.hpp>
+#include <memopt/rewrite/remat_floor.hpp>
+#include <memopt/rewrite/remat_options.hpp>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace memopt::rewrite {
+
+struct remat_cost_floor {
+  double extra_flops = 0;          ///< no plan within the budget adds fewer
+  std::size_t vertex = no_vertex;  ///< the step that shows it (none when 0)
+  std::size_t steps_measured = 0;  ///< steps tried, of the graph's
+  bool complete = true;            ///< every step was tried (else the work limit stopped it)
+};
+
+namespace detail {
+
+/// The cut network of one step: availability of the needed storages and
+/// copies of their makers, closed over the makers' inputs.
+class cost_cut {
+ public:
+  using traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+  using network = boost::adjacency_list<
+      boost::vecS, boost::vecS, boost::directedS,
+      boost::property<boost::vertex_color_t, boost::default_color_type,
+                      boost::property<boost::vertex_distance_t, long,
+                                      boost::property<boost::vertex_predecessor_t, traits::edge_descriptor>>>,
+      boost::property<boost::edge_capacity_t, std::int64_t,
+                      boost::property<boost::edge_residual_capacity_t, std::int64_t,
+                                      boost::property<boost::edge_reverse_t, traits::edge_descriptor>>>>;
+
+  /// `needed`: storages (roots) read after v and not live there; `free`, by
+  /// root: live at v (or persistent, or empty).
+  cost_cut(const graph_facts& f, const step_measure& m, const std::vector<operand>& needed,
+           const std::vector<std::vector<bool>>& free) {
+    source_ = boost::add_vertex(g_);
+    sink_ = boost::add_vertex(g_);
+    std::vector<std::vector<std::size_t>> node(f.size());
+    std::vector<std::size_t> copy(f.size(), no_vertex);
+    std::vector<operand> stack;
+    const auto available = [&](operand r) {
+      auto& slot = node[r.vertex];
+      if (slot.empty()) slot.assign(f.outputs[r.vertex].size(), no_vertex);
+      if (slot[r.port] == no_vertex) {
+        slot[r.port] = boost::add_vertex(g_);
+        stack.push_back(r);
+      }
+      return slot[r.port];
+    };
+    for (const operand& r : needed) link(available(r), sink_, 0, 0, true);
+    while (!stack.empty()) {
+      const operand r = stack.back();
+      stack.pop_back();
+      const std::size_t a = node[r.vertex][r.port];
+      const std::uint64_t bytes = m.bytes_of(r);
+      const std::size_t maker = r.vertex;
+      if (!remakable(m, r)) {
+        link(source_, a, 0, bytes, false);  // kept, or nothing
+        continue;
+      }
+      if (copy[maker] == no_vertex) {
+        copy[maker] = boost::add_vertex(g_);
+        link(source_, copy[maker], f.flops[maker], 0, false);
+        for (const operand& o : f.operands[maker]) {
+          const operand q = m.root()[o.vertex][o.port];
+          if (!free[q.vertex][q.port]) link(available(q), copy[maker], 0, 0, true);
+        }
+      }
+      link(copy[maker], a, 0, bytes, false);  // kept when not copied
+    }
+    for (const auto& e : edges_) {
+      total_flops_ += e.flops;
+      total_bytes_ += static_cast<double>(e.bytes);
+    }
+  }
+
+  [[nodiscard]] bool empty() const noexcept { return edges_.empty(); }
+  [[nodiscard]] std::size_t size() const noexcept { return edges_.size(); }
+
+  struct cut {
+    double value = 0;  ///< a lower bound of min flops + lambda bytes
+    double flops = 0;  ///< of the cut found
+    double bytes = 0;
+  };
+
+  /// The minimum cut at lambda: flops + lambda bytes, capacities rounded
+  /// down in units of 2^-50 of the total; lambda infinite: bytes alone,
+  /// exactly (value: the fewest bytes any closure keeps).
+  [[nodiscard]] cut solve(double lambda) {
+    const bool bytes_only = std::isinf(lambda);
+    const double total = total_flops_ + (bytes_only ? 0 : lambda * total_bytes_);
+    const double unit = bytes_only ? 1 : std::max(total / std::ldexp(1.0, 50), std::numeric_limits<double>::min());
+    const std::int64_t infinite = std::int64_t{1} << 62;
+    auto capacity = boost::get(boost::edge_capacity, g_);
+    for (const auto& e : edges_) {
+      capacity[e.forward] = e.infinite ? infinite
+                            : bytes_only ? static_cast<std::int64_t>(e.bytes)
+                                         : static_cast<std::int64_t>(std::floor((e.flops + lambda * static_cast<double>(e.bytes)) / unit));
+      capacity[e.backward] = 0;
+    }
+    const auto flow = boost::boykov_kolmogorov_max_flow(g_, source_, sink_);
+    // The source side: what the residual network reaches from the source.
+    auto residual = boost::get(boost::edge_residual_capacity, g_);
+    std::vector<bool> reached(boost::num_vertices(g_), false);
+    std::vector<std::size_t> stack{source_};
+    reached[source_] = true;
+    while (!stack.empty()) {
+      const std::size_t u = stack.back();
+      stack.pop_back();
+      for (const auto e : boost::make_iterator_range(boost::out_edges(u, g_))) {
+        const std::size_t w = boost::target(e, g_);
+        if (!reached[w] && residual[e] > 0) {
+          reached[w] = true;
+          stack.push_back(w);
+        }
+      }
+    }
+    cut c{.value = static_cast<double>(flow) * unit};
+    for (const auto& e : edges_) {
+      if (e.infinite || !reached[boost::source(e.forward, g_)] || reached[boost::target(e.forward, g_)]) continue;
+      c.flops += e.flops;
+      c.bytes += static_cast<double>(e.bytes);
+    }
+    return c;
+  }
+
+ private:
+  struct edge {
+    traits::edge_descriptor forward;
+    traits::edge_descriptor backward;
+    double flops;
+    std::uint64_t bytes;
+    bool infinite;
+  };
+
+  /// Whether a copy of its maker after v remakes storage r: the maker can be
+  /// copied, and no vertex run before v wrote into it what no copy remakes
+  /// (a writer after v runs after the copy, as the original does).
+  static bool remakable(const step_measure& m, operand r) {
+    if (!m.recomputable()[r.vertex]) return false;
+    const std::size_t s = m.kept().id[r.vertex][r.port];
+    return s == no_vertex || std::ranges::none_of(m.kept().fixers[s], [&](std::size_t u) { return m.ancestor(u); });
+  }
+
+  void link(std::size_t from, std::size_t to, double flops, std::uint64_t bytes, bool infinite) {
+    const auto forward = boost::add_edge(from, to, g_).first;
+    const auto backward = boost::add_edge(to, from, g_).first;
+    auto reverse = boost::get(boost::edge_reverse, g_);
+    reverse[forward] = backward;
+    reverse[backward] = forward;
+    edges_.push_back({forward, backward, flops, bytes, infinite});
+  }
+
+  network g_;
+  std::size_t source_ = 0;
+  std::size_t sink_ = 0;
+  std::vector<edge> edges_;
+  double total_flops_ = 0;
+  double total_bytes_ = 0;
+};
+
+/// The best bound of one step: the lines of the cuts at two lambdas, one
+/// keeping more than `cap`, one less, intersected until no cut lies below the
+/// intersection. `work` counts network edges per cut solved.
+inline double step_cost_floor(cost_cut& network, double cap, std::size_t& work) {
+  const auto bound_at = [&](double lambda, cost_cut::cut& c) {
+    c = network.solve(lambda);
+    work += network.size();
+    return std::max(0.0, c.value - lambda * cap);
+  };
+  // Keeping everything needs more than cap (the caller checked), so the
+  // cheapest cut at lambda 0 keeps more than cap; the cut of fewest bytes
+  // keeps at most cap, or no plan fits.
+  cost_cut::cut low, high, mid;
+  double best = bound_at(0, low);
+  high = network.solve(std::numeric_limits<double>::infinity());
+  work += network.size();
+  if (high.value > cap) return std::numeric_limits<double>::infinity();
+  for (int round = 0; round < 40 && low.bytes > high.bytes; ++round) {
+    const double lambda = (high.flops - low.flops) / (low.bytes - high.bytes);
+    if (!(lambda > 0) || !std::isfinite(lambda)) break;
+    best = std::max(best, bound_at(lambda, mid));
+    // The intersection's value is reached: lambda is the best.
+    if (mid.flops + lambda * mid.bytes >= low.flops + lambda * low.bytes - 1e-9 * (low.flops + lambda * low.bytes)) break;
+    (mid.bytes > cap ? low : high) = mid;
+  }
+  return best;
+}
+
+/// By step: the transient bytes made before it and read after it in the
+/// measure's topological order (what is live there when nothing is
+/// recomputed). O(V + E).
+inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_measure& m) {
+  const std::size_t n = f.size();
+  std::vector<std::vector<std::size_t>> last_read;  // by root tensor: position of its last reader
+  last_read.reserve(n);
+  for (const auto& outputs : f.outputs) last_read.emplace_back(outputs.size(), 0);
+  for (std::size_t w = 0; w < n; ++w) {
+    for (const operand& o : f.operands[w]) {
+      const operand r = m.root()[o.vertex][o.port];
+      last_read[r.vertex][r.port] = std::max(last_read[r.vertex][r.port], m.position()[w]);
+    }
+  }
+  std::vector<std::int64_t> delta(n + 1, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::size_t port = 0; port < f.outputs[v].size() && !f.persistent[v]; ++port) {
+      if (last_read[v][port] <= m.position()[v]) continue;
+      delta[m.position()[v]] += static_cast<std::int64_t>(f.outputs[v][port].bytes);
+      delta[last_read[v][port]] -= static_cast<std::int64_t>(f.outputs[v][port].bytes);
+    }
+  }
+  std::vector<std::uint64_t> across(n);
+  std::int64_t live = 0;
+  for (std::size_t k = 0; k < n; ++k) across[m.order()[k]] = static_cast<std::uint64_t>(live += delta[k]);
+  return across;
+}
+
+}  // namespace detail
+
+/// The cost floor at `budget` (see the header comment): extra flops no plan
+/// within it adds. Steps are tried until the work (vertices and operands
+/// visited per step, network edges per cut) reaches `work_limit` (0: no
+/// limit); the first step is always tried. Throws bad_plan_error for a cyclic graph or a
+/// fed vertex that does not exist. A budget below the floor of remat_floor.hpp
+/// has no plan: the result is then infinite.
+[[nodiscard]] inline remat_cost_floor rematerialisation_cost_floor(const graph_facts& f, std::uint64_t budget,
+                                                                   const remat_options& options = {},
+                                                                   std::size_t work_limit = 10'000'000) {
+  detail::step_measure measure(f, options);
+  const std::size_t n = f.size();
+  // The steps by bytes live across them in one topological order, most first.
+  const auto across = detail::bytes_across(f, measure);
+  std::vector<std::size_t> steps(n);
+  for (std::size_t v = 0; v < n; ++v) steps[v] = v;
+  std::ranges::stable_sort(steps, std::greater<>(), [&](std::size_t v) { return across[v]; });
+
+  std::size_t step_work = n;  // measuring a step visits every vertex and operand
+  for (const auto& operands : f.operands) step_work += operands.size();
+  remat_cost_floor floor;
+  std::size_t work = 0;
+  std::vector<std::vector<bool>> free(n);
+  for (const std::size_t v : steps) {
+    if (work_limit != 0 && work >= work_limit) {
+      floor.complete = false;
+      break;
+    }
+    ++floor.steps_measured;
+    work += step_work;
+    const std::vector<operand> live = measure.live_at(v);
+    std::uint64_t base = 0;
+    for (std::size_t u = 0; u < n; ++u) {
+      free[u].assign(f.outputs[u].size(), false);
+      for (std::size_t port = 0; port < f.outputs[u].size(); ++port) {
+        free[u][port] = f.persistent[u] || f.outputs[u][port].bytes == 0;
+      }
+    }
+    for (const operand& r : live) {
+      base += measure.bytes_of(r);
+      free[r.vertex][r.port] = true;
+    }
+    if (base > budget) {
+      return {std::numeric_limits<double>::infinity(), v, floor.steps_measured, floor.complete};
+    }
+    // Storages made before v (by an ancestor) and read after it (by a descendant).
+    std::vector<operand> needed;
+    std::uint64_t needed_bytes = 0;
+    for (std::size_t w = 0; w < n; ++w) {
+      if (!measure.descendant(w)) continue;
+      for (const operand& o : f.operands[w]) {
+        const operand r = measure.root()[o.vertex][o.port];
+        if (free[r.vertex][r.port] || !measure.ancestor(r.vertex)) continue;
+        free[r.vertex][r.port] = true;  // listed once
+        needed.push_back(r);
+        needed_bytes += measure.bytes_of(r);
+      }
+    }
+    for (const operand& r : needed) free[r.vertex][r.port] = false;
+    if (base + needed_bytes <= budget) continue;  // all of it fits: nothing to remake here
+    detail::cost_cut network(f, measure, needed, free);
+    const double bound = detail::step_cost_floor(network, static_cast<double>(budget - base), work);
+    if (bound > floor.extra_flops) {
+      floor.extra_flops = bound;
+      floor.vertex = v;
+    }
+  }
+  return floor;
+}
+
+}  // namespace memopt::rewrite
