@@ -231,6 +231,8 @@ TEST_CASE("property: rematerialisation plans are valid, run in their order, the 
   std::mt19937_64 rng(20261129);
   std::size_t copied = 0;
   std::size_t fitted = 0;
+  std::size_t bounded = 0;  // plans that fit where the cost floor is above 0
+  std::size_t positive = 0;  // graphs whose cost floor is above 0
   for (int trial = 0; trial < 1500; ++trial) {
     INFO("trial " << trial);
     const auto spec = mt::random_dag(rng, {.min_nodes = 2, .max_nodes = 30, .alias_probability = trial % 2 ? 0.3 : 0.0});
@@ -239,12 +241,20 @@ TEST_CASE("property: rematerialisation plans are valid, run in their order, the 
     const auto program = memopt::program_order(b.g);
     const std::vector<std::size_t> order(program.begin(), program.end());
     const auto before = memopt::liveness(b.g, program).peak_bytes;
-    const auto floor = rw::rematerialisation_floor(facts).bytes;
-    const std::uint64_t budget = std::uniform_int_distribution<std::uint64_t>(std::min(floor, before), before)(rng);
-    const double cost_floor = rw::rematerialisation_cost_floor(facts, budget).extra_flops;
+    // A third of the graphs have fed vertices (never recomputed, as random draws).
+    rw::remat_options options;
+    std::mt19937_64 feed_rng(static_cast<std::uint64_t>(trial));
+    for (std::size_t v = 0; v < facts.size() && trial % 3 == 2; ++v) {
+      if (std::bernoulli_distribution(0.15)(feed_rng)) options.feed.push_back(v);
+    }
+    const auto floor = rw::rematerialisation_floor(facts, options).bytes;
+    options.budget = std::uniform_int_distribution<std::uint64_t>(std::min(floor, before), before)(rng);
+    const std::uint64_t budget = options.budget;
+    const double cost_floor = rw::rematerialisation_cost_floor(facts, budget, options).extra_flops;
+    positive += cost_floor > 0;
     // The planner's run, then the best of several with the needless copies dropped.
-    const auto r = rw::rematerialize(facts, order, {.budget = budget});
-    const auto best = rw::rematerialize_best(facts, {order}, {.budget = budget});
+    const auto r = rw::rematerialize(facts, order, options);
+    const auto best = rw::rematerialize_best(facts, {order}, options);
     for (const rw::remat_result* plan : {&r, &best}) {
       const auto faults = rw::check_plan(facts, plan->plan);
       INFO((faults.empty() ? std::string() : faults.front()));
@@ -257,7 +267,10 @@ TEST_CASE("property: rematerialisation plans are valid, run in their order, the 
       const auto peak = memopt::liveness(h, std::span<const std::size_t>(steps)).peak_bytes;
       CHECK(peak <= plan->planned_peak);
       CHECK(peak >= floor);  // no plan goes below the floor
-      if (peak <= budget) CHECK(plan->extra_flops >= cost_floor * (1 - 1e-9));  // nor adds less than the cost floor
+      if (peak <= budget) {
+        CHECK(plan->extra_flops >= cost_floor * (1 - 1e-9));  // nor adds less than the cost floor
+        bounded += cost_floor > 0;
+      }
       if (budget >= before) CHECK(plan->plan.nodes.empty());  // room: nothing to recompute
     }
     if (r.planned_peak <= budget) {
@@ -269,4 +282,9 @@ TEST_CASE("property: rematerialisation plans are valid, run in their order, the 
   }
   CHECK(copied > 1000);
   CHECK(fitted > 300);
+  // On random DAGs the cost floor is 0 or says no plan fits (the peaks come
+  // from branches no step orders); the shipped training graphs test its
+  // finite values (remat_test.cpp).
+  MESSAGE(bounded << " plans that fit where the cost floor is above 0; " << positive << " graphs with a cost floor above 0");
+  CHECK(positive > 10);
 }
