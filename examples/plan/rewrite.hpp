@@ -441,9 +441,11 @@ inline nlohmann::ordered_json remat_curve_json(const rewrite::graph_facts& facts
 }
 
 /// Why the budget was not met: the floor when it is above the budget (no
-/// plan fits), else what the passes reached.
+/// plan fits), the cost floor's step when it shows no plan fits (remat
+/// mode), else what the passes reached.
 inline std::string out_of_reach(const rewrite::graph_facts& facts, const rewrite::remat_floor& floor,
-                                std::uint64_t reached, std::uint64_t budget) {
+                                const rewrite::remat_cost_floor* cost_floor, std::uint64_t reached,
+                                std::uint64_t budget) {
   if (floor.bytes > budget) {
     std::string largest;
     for (std::size_t k = 0; k < std::min<std::size_t>(3, floor.storages.size()); ++k) {
@@ -452,6 +454,12 @@ inline std::string out_of_reach(const rewrite::graph_facts& facts, const rewrite
     return "no plan fits: at step '" + facts.name[floor.vertex] + "' " + std::to_string(floor.storages.size()) +
            " tensors are live whatever is recomputed (largest: " + largest + "), " + std::to_string(floor.bytes) +
            " bytes, above the budget of " + std::to_string(budget);
+  }
+  if (cost_floor != nullptr && std::isinf(cost_floor->extra_flops)) {
+    return "no plan fits: at step '" + facts.name[cost_floor->vertex] + "' what every plan holds there and the fewest " +
+           "bytes that keep its later steps' inputs in reach, whatever is recomputed, exceed the budget of " +
+           std::to_string(budget) + " (the lowest peak reached is " + std::to_string(reached) + ", the floor " +
+           std::to_string(floor.bytes) + ")";
   }
   return "the lowest peak reached is " + std::to_string(reached) + " bytes, above the budget of " +
          std::to_string(budget) + " (the floor is " + std::to_string(floor.bytes) + ")";
@@ -587,8 +595,14 @@ inline command add_rewrite_command(CLI::App& app) {
             out["nodes_added"] = report.nodes_added;
             const auto floor = rewrite::rematerialisation_floor(facts, remat);
             out["floor"] = floor_json(facts, floor);
-            if (opts->mode == "remat") out["cost_floor"] = cost_floor_json(facts, rewrite::rematerialisation_cost_floor(facts, budget, remat), total_flops);
-            if (report.peak_after > budget) out["out_of_reach"] = out_of_reach(facts, floor, report.peak_after, budget);
+            std::optional<rewrite::remat_cost_floor> cost_floor;
+            if (opts->mode == "remat") {
+              cost_floor = rewrite::rematerialisation_cost_floor(facts, budget, remat);
+              out["cost_floor"] = cost_floor_json(facts, *cost_floor, total_flops);
+            }
+            if (report.peak_after > budget) {
+              out["out_of_reach"] = out_of_reach(facts, floor, cost_floor ? &*cost_floor : nullptr, report.peak_after, budget);
+            }
             out["plan"] = plan_json(facts, plan);
             if (interrupted) out["interrupted"] = true;
             if (!opts->output.empty()) {

@@ -293,6 +293,13 @@ TEST_CASE("rewrite: the transformer at half its best peak costs at least 12.8 % 
   CHECK(kept["cost_floor"]["node"] == "gradients/mul_17");
   CHECK(kept["fits"] == true);
   CHECK(kept["extra_flops"] >= kept["cost_floor"]["extra_flops"]);
+  // Between the floor (0.3375 of the best peak) and 0.346 no plan fits: at
+  // that step the masks, the step's own tensors and the fewest bytes that
+  // keep the rest in reach already exceed the budget.
+  const auto tight = nlohmann::json::parse(plan("rewrite " + graph + " --budget " + std::to_string(969346052 / 100 * 34)).out);
+  CHECK(tight["floor"]["bytes"] < 969346052 / 100 * 34);
+  CHECK(tight["cost_floor"]["extra_flops"].is_null());
+  CHECK(tight["out_of_reach"].get<std::string>().find("no plan fits: at step 'gradients/mul_17'") == 0);
   const auto replayed = nlohmann::json::parse(plan("rewrite " + graph + " --replay-random --budget " + std::to_string(budget)).out);
   CHECK(replayed["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(0.2565).epsilon(1e-3));
   CHECK(replayed["extra_flops"] >= replayed["cost_floor"]["extra_flops"]);

@@ -47,7 +47,7 @@ struct remat_cost_floor {
   double extra_flops = 0;          ///< no plan within the budget adds fewer
   std::size_t vertex = no_vertex;  ///< the step that shows it (none when 0)
   std::size_t steps_measured = 0;  ///< steps tried, of the graph's
-  bool complete = true;            ///< every step was tried (else the work limit stopped it)
+  bool complete = true;            ///< final: every step was tried, or one shows no plan fits (else the work limit stopped it)
 };
 
 namespace detail {
