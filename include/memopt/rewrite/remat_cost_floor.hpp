@@ -111,7 +111,6 @@ class cost_cut {
     }
   }
 
-  [[nodiscard]] bool empty() const noexcept { return edges_.empty(); }
   [[nodiscard]] std::size_t size() const noexcept { return edges_.size(); }
 
   struct cut {
@@ -255,11 +254,12 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
 }  // namespace detail
 
 /// The cost floor at `budget` (see the header comment): extra flops no plan
-/// within it adds. Steps are tried until the work (vertices and operands
-/// visited per step, network edges per cut) reaches `work_limit` (0: no
-/// limit); the first step is always tried. Throws bad_plan_error for a cyclic graph or a
-/// fed vertex that does not exist. A budget below the floor of remat_floor.hpp
-/// has no plan: the result is then infinite.
+/// within it adds; infinite when no plan fits (a budget below the floor of
+/// remat_floor.hpp, or a step whose fewest kept bytes exceed it). Steps are
+/// tried until the work (vertices and operands visited per step, network
+/// edges per cut) reaches `work_limit` (0: no limit); the first step is
+/// always tried. Throws bad_plan_error for a cyclic graph or a fed vertex
+/// that does not exist.
 [[nodiscard]] inline remat_cost_floor rematerialisation_cost_floor(const graph_facts& f, std::uint64_t budget,
                                                                    const remat_options& options = {},
                                                                    std::size_t work_limit = 10'000'000) {
