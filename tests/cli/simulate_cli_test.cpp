@@ -306,7 +306,7 @@ TEST_CASE("rewrite: the transformer at half its best peak costs at least 12.8 % 
 }
 
 TEST_CASE("rewrite --curve: eleven budgets from the best peak down to the floor, costlier as they fall") {
-  const std::string graph = data_dir + "/mobilenet_v2_train_b32.json";
+  const std::string graph = data_dir + "/resnet18_train_b32.json";
   const auto j = nlohmann::json::parse(plan("rewrite " + graph + " --curve").out);
   const auto& curve = j["curve"];
   REQUIRE(curve.size() == 11);

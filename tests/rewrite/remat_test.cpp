@@ -109,7 +109,7 @@ TEST_CASE("remat: the cost floor is what keeping the fewest activations costs at
 
 TEST_CASE("remat: no plan on a shipped training graph adds less than the cost floor, views, in-place ops and random draws included") {
   // The transformer's dropout masks are bernoulli_ draws written in place,
-  // and its activations are viewed (MobileNet's curve in the CLI tests too).
+  // and its activations are viewed (the CLI's curve test checks ResNet-18 at eleven budgets).
   std::size_t compared = 0;
   for (const char* name : {"transformer_train_b32"}) {
     const auto g = memopt::io::read_graph(std::string(MEMOPT_DATA_DIR) + "/" + name + ".json");
