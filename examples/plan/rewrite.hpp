@@ -2,8 +2,8 @@
 // memopt-plan rewrite GRAPH --budget BYTES [--mode remat|recompute|swap|accumulate|all]
 // memopt-plan rewrite GRAPH --curve [--svg FILE]  (graph, peak_before, floor,
 //     curve: budget, peak, fits, extra_flops, extra_flops_percent,
-//     extra_flops_floor_percent (the cost floor), nodes_added at eleven budgets from the best peak down to the floor;
-//     --svg draws it, svg.hpp)
+//     extra_flops_floor_percent (the cost floor), nodes_added at eleven
+//     budgets from the best peak down to the floor; --svg draws it, svg.hpp)
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]... [--replay-random]
 //     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
 // remat (the default): the budget-driven planner (rewrite/remat.hpp) over the
