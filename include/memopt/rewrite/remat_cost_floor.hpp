@@ -275,7 +275,12 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
   for (const auto& operands : f.operands) step_work += operands.size();
   remat_cost_floor floor;
   std::size_t work = 0;
-  std::vector<std::vector<bool>> free(n);
+  // By root: available at every step without being counted (persistent, or empty).
+  std::vector<std::vector<bool>> always_free(n);
+  for (std::size_t u = 0; u < n; ++u) {
+    for (const tensor_output& out : f.outputs[u]) always_free[u].push_back(f.persistent[u] || out.bytes == 0);
+  }
+  std::vector<std::vector<bool>> free;
   for (const std::size_t v : steps) {
     if (work_limit != 0 && work >= work_limit) {
       floor.complete = false;
@@ -285,12 +290,7 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
     work += step_work;
     const std::vector<operand> live = measure.live_at(v);
     std::uint64_t base = 0;
-    for (std::size_t u = 0; u < n; ++u) {
-      free[u].assign(f.outputs[u].size(), false);
-      for (std::size_t port = 0; port < f.outputs[u].size(); ++port) {
-        free[u][port] = f.persistent[u] || f.outputs[u][port].bytes == 0;
-      }
-    }
+    free = always_free;
     for (const operand& r : live) {
       base += measure.bytes_of(r);
       free[r.vertex][r.port] = true;
