@@ -6,6 +6,7 @@
 
 #include <memopt/rewrite/accumulate.hpp>
 #include <memopt/rewrite/apply.hpp>
+#include <memopt/rewrite/block_chain.hpp>
 #include <memopt/rewrite/chain.hpp>
 #include <memopt/rewrite/check.hpp>
 #include <memopt/rewrite/evaluate.hpp>

@@ -51,6 +51,7 @@
 // log storages) plus the rebuild walks (at most 32 vertices each): a
 // 100,000-vertex training graph in under half a second (bench/remat_bench).
 
+#include <memopt/rewrite/block_chain.hpp>
 #include <memopt/rewrite/chain.hpp>
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
@@ -573,21 +574,7 @@ class remat_run {
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] remat_result rematerialize(const graph_facts& f, const std::vector<std::size_t>& order,
                                          const remat_options& options, const Naming& naming = {}) {
-  std::vector<bool> seen(f.size(), false);
-  if (order.size() != f.size()) {
-    throw bad_plan_error({"rematerialize needs an order of all " + std::to_string(f.size()) + " vertices, not " +
-                          std::to_string(order.size())});
-  }
-  for (const std::size_t v : order) {
-    if (v >= f.size() || seen[v]) throw bad_plan_error({"rematerialize: the order lists vertex " + std::to_string(v) + " twice or out of range"});
-    for (const operand& o : f.operands[v]) {
-      if (!seen[o.vertex]) throw bad_plan_error({"rematerialize: the order runs '" + f.name[v] + "' before its input '" + f.name[o.vertex] + "'"});
-    }
-    for (const std::size_t c : f.control[v]) {
-      if (!seen[c]) throw bad_plan_error({"rematerialize: the order runs '" + f.name[v] + "' before '" + f.name[c] + "'"});
-    }
-    seen[v] = true;
-  }
+  detail::check_order(f, order, "rematerialize");
   (void)detail::recomputable_vertices(f, options);  // checks the fed vertices
   // A run that drops a tensor it cannot rebuild runs again keeping it (and
   // not recomputing what reads it): each repair is permanent, so this ends.
@@ -649,6 +636,16 @@ template <rewrite_naming Naming = seed_naming>
       if (auto exact = rematerialize_chain(f, *chain, options.budget, naming); exact && better(*exact, *best, options.budget)) {
         best = std::move(*exact);
       }
+    }
+  }
+  // A block chain by Rotor's programme over its stages.
+  if (const auto blocks = block_chain_of(f, orders.front(), options)) {
+    try {
+      const double beat = best->planned_peak <= options.budget ? best->extra_flops : std::numeric_limits<double>::infinity();
+      if (auto r = rematerialize_blocks(f, *blocks, options.budget, naming, 8, beat); r && better(*r, *best, options.budget)) {
+        best = std::move(*r);
+      }
+    } catch (const bad_plan_error&) {  // a rerun would read a storage in another state (in-place writes)
     }
   }
   // Then without the copies it can do without, within a work limit of about

@@ -72,6 +72,25 @@ inline std::vector<bool> recomputable_vertices(const graph_facts& f, const remat
   return recomputable;
 }
 
+/// Throws bad_plan_error, saying `who` needs it, unless `order` lists every
+/// vertex of f once, each after its data and control inputs.
+inline void check_order(const graph_facts& f, const std::vector<std::size_t>& order, const std::string& who) {
+  if (order.size() != f.size()) {
+    throw bad_plan_error({who + " needs an order of all " + std::to_string(f.size()) + " vertices, not " + std::to_string(order.size())});
+  }
+  std::vector<bool> seen(f.size(), false);
+  for (const std::size_t v : order) {
+    if (v >= f.size() || seen[v]) throw bad_plan_error({who + ": the order lists vertex " + std::to_string(v) + " twice or out of range"});
+    for (const operand& o : f.operands[v]) {
+      if (!seen[o.vertex]) throw bad_plan_error({who + ": the order runs '" + f.name[v] + "' before its input '" + f.name[o.vertex] + "'"});
+    }
+    for (const std::size_t c : f.control[v]) {
+      if (!seen[c]) throw bad_plan_error({who + ": the order runs '" + f.name[v] + "' before '" + f.name[c] + "'"});
+    }
+    seen[v] = true;
+  }
+}
+
 }  // namespace detail
 
 }  // namespace memopt::rewrite
