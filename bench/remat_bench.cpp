@@ -6,7 +6,8 @@
 // default work limit (steps_measured of the graph's, and the bound as a
 // percentage of the graph's flops, beside the planner's extra_flops_percent).
 //   build-bench/bench/remat_bench
-// Ratios to report: BM_rematerialize/<kind>/<budget> / BM_topological_sort/<kind>.
+// Ratios to report: BM_rematerialize/<kind>/<budget> / BM_topological_sort/<kind>
+// (and the same for BM_rematerialize_best and BM_rematerialize_blocks).
 // Counters: peak (the planner's peak as a fraction of the program order's),
 // extra_flops_percent, copies.
 #include "training_graph.hpp"
@@ -17,6 +18,7 @@
 #include <boost/graph/topological_sort.hpp>
 
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,28 @@ void BM_rematerialize_best(benchmark::State& state, const std::string& kind, dou
   report(state, t, r);
 }
 
+// Rotor's programme over the chain of blocks (rewrite/block_chain.hpp): the
+// chain found, then the plan searched for (its default eight budgets), as
+// rematerialize_best runs it when nothing cheaper is at hand. Counter:
+// stages.
+void BM_rematerialize_blocks(benchmark::State& state, const std::string& kind, double fraction) {
+  const auto& t = shared(kind);
+  const auto budget = static_cast<std::uint64_t>(static_cast<double>(t.peak) * fraction);
+  std::optional<rw::remat_result> r;
+  std::size_t stages = 0;
+  for (auto _ : state) {
+    const auto chain = rw::block_chain_of(t.facts, t.program, {});
+    if (!chain) {
+      state.SkipWithError("not a chain of blocks");
+      return;
+    }
+    stages = chain->stages.size();
+    benchmark::DoNotOptimize(r = rw::rematerialize_blocks(t.facts, *chain, budget));
+  }
+  if (r) report(state, t, *r);
+  state.counters["stages"] = static_cast<double>(stages);
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_topological_sort, cnn, std::string("cnn-train"))->Unit(benchmark::kMillisecond);
@@ -87,9 +111,11 @@ BENCHMARK_CAPTURE(BM_cost_floor, cnn/half, std::string("cnn-train"), 0.5)->Unit(
 BENCHMARK_CAPTURE(BM_rematerialize, cnn/half, std::string("cnn-train"), 0.5)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize, cnn/third, std::string("cnn-train"), 1.0 / 3)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize_best, cnn/half, std::string("cnn-train"), 0.5)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_rematerialize_blocks, cnn/half, std::string("cnn-train"), 0.5)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_topological_sort, transformer, std::string("transformer-train"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_floor, transformer, std::string("transformer-train"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_cost_floor, transformer/half, std::string("transformer-train"), 0.5)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize, transformer/half, std::string("transformer-train"), 0.5)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize, transformer/third, std::string("transformer-train"), 1.0 / 3)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rematerialize_best, transformer/half, std::string("transformer-train"), 0.5)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_rematerialize_blocks, transformer/half, std::string("transformer-train"), 0.5)->Unit(benchmark::kMillisecond);

@@ -8,7 +8,9 @@
 // One JSON object: algo, buffers, arena_bytes, lower_bound_bytes (max-live),
 // fits (with a capacity), proved_optimal, seconds, interrupted (Ctrl-C ended
 // the search with its best plan), fragmentation, and for
-// exact: status ("fits", "does-not-fit", "unknown") and nodes. --output
+// the searches (exact, best): status ("fits", "does-not-fit", "unknown"),
+// nodes and stopped_by_clock (the time limit ended the search: another run
+// may find another plan; --work-limit alone repeats). --output
 // writes the plan as MiniMalloc CSV with an offset column.
 // A graph's views and in-place results live in their source's storage: one
 // block per storage; an alias's row has an empty lifetime and its storage's
@@ -175,6 +177,7 @@ inline command add_arena_command(CLI::App& app) {
                               : r.status == fit_status::does_not_fit ? "does-not-fit"
                                                                       : "unknown";
               out["nodes"] = r.nodes;
+              out["stopped_by_clock"] = r.stopped_by_clock;
             }
             out["fragmentation"] = r.plan.fragmentation();
             out["seconds"] = ms / 1000;

@@ -4,7 +4,9 @@
 // scheduler, or for exact and best the seed heuristic or "exact" when the
 // search beat every seed), peak_bytes, lower_bound_bytes, proved_optimal
 // (peak_bytes == lower_bound_bytes), seconds, interrupted (Ctrl-C ended the
-// search: the order is the best found by then), order (node names, in order).
+// search: the order is the best found by then), stopped_by_clock (the time
+// limit ended the search: another run may find another order; --work-limit
+// alone repeats), order (node names, in order).
 
 #include "command.hpp"
 #include "progress_line.hpp"
@@ -51,6 +53,7 @@ inline command add_schedule_command(CLI::App& app) {
               out["proved_optimal"] = r.peak_bytes == r.lower_bound_bytes;
               out["seconds"] = r.seconds;
               out["interrupted"] = interrupted.load();
+              out["stopped_by_clock"] = r.stopped_by_clock;
               auto& order = out["order"] = nlohmann::ordered_json::array();
               for (const auto v : r.order) order.push_back(g[v].name);
               std::cout << out.dump() << '\n';

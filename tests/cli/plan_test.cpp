@@ -221,6 +221,29 @@ TEST_CASE("schedule --algo exact: RandWire seeds no code was tuned on, split int
   }
 }
 
+TEST_CASE("schedule and arena say when the clock ended their search, and a work limit alone repeats") {
+  const std::string graph = data_dir + "/gaps/randwire_ws_c156_s7_infer_b32.json.gz";  // not proved within minutes
+  const auto timed = plan("schedule " + graph + " --algo exact --time-limit 0.2");
+  REQUIRE(timed.status == 0);
+  CHECK(nlohmann::json::parse(timed.out)["stopped_by_clock"] == true);
+  const auto worked = plan("schedule " + graph + " --algo exact --work-limit 20000");
+  const auto again = plan("schedule " + graph + " --algo exact --work-limit 20000");
+  REQUIRE(worked.status == 0);
+  const auto j = nlohmann::json::parse(worked.out);
+  CHECK(j["stopped_by_clock"] == false);
+  CHECK(j["proved_optimal"] == false);
+  CHECK(nlohmann::json::parse(again.out)["order"] == j["order"]);
+  // Proved at once: the clock never came into it.
+  CHECK(nlohmann::json::parse(plan("schedule " + data_dir + "/small/greedy_trap.json --algo best").out)["stopped_by_clock"] == false);
+  const std::string csv = data_dir + "/minimalloc/challenging/D.1048576.csv";  // its minimum is open
+  const auto arena = plan("arena " + csv + " --algo exact --time-limit 0.2");
+  REQUIRE(arena.status == 0);
+  CHECK(nlohmann::json::parse(arena.out)["stopped_by_clock"] == true);
+  const auto arena_worked = plan("arena " + csv + " --algo exact --work-limit 5000");
+  REQUIRE(arena_worked.status == 0);
+  CHECK(nlohmann::json::parse(arena_worked.out)["stopped_by_clock"] == false);
+}
+
 TEST_CASE("schedule and arena: the library's names, and only those") {
   const auto r = plan("schedule " + data_dir + "/small/greedy_trap.json --algo least-live-after");
   REQUIRE(r.status == 0);
@@ -691,6 +714,7 @@ TEST_CASE("schedule: Ctrl-C ends a long exact search with its best order, valid 
   std::ifstream in(out);
   const auto j = nlohmann::json::parse(in);
   CHECK(j["interrupted"] == true);
+  CHECK(j["stopped_by_clock"] == false);  // Ctrl-C, not the time limit
   CHECK(j["proved_optimal"] == false);
   // The order is a valid one, with the peak it claims.
   std::string names;

@@ -11,7 +11,8 @@
 // A search shares its budget among parts with slice(fraction): the part gets
 // that fraction of the time and of the work left; or with limited(work): the
 // same deadline and at most that much work. charge(part) bills the work it
-// did to the whole.
+// did to the whole. clock_stopped() says whether the deadline ended any of
+// it: results say so, as a result that may not repeat.
 
 #include <algorithm>
 #include <atomic>
@@ -40,12 +41,16 @@ class search_budget {
     ++used_;
     if (work_limit_ && used_ > *work_limit_) return false;
     if (used_ % 256 != 0) return true;
-    return !stopped() && (!deadline_ || clock::now() <= *deadline_);
+    return !stopped() && !past_deadline();
   }
   /// Whether nothing is left, reading the clock now.
   [[nodiscard]] bool exhausted() const {
-    return (work_limit_ && used_ >= *work_limit_) || (deadline_ && clock::now() >= *deadline_) || stopped();
+    return (work_limit_ && used_ >= *work_limit_) || past_deadline() || stopped();
   }
+  /// Whether the clock has ended (or shortened) a search billed here: then
+  /// the same call may end elsewhere under another load, as a work limit
+  /// alone never does.
+  [[nodiscard]] bool clock_stopped() const noexcept { return clock_stopped_; }
   /// Whether the stop flag is set.
   [[nodiscard]] bool stopped() const { return stop_ != nullptr && stop_->load(std::memory_order_relaxed); }
   /// A part of what is left: `fraction` of the time and of the work, with at
@@ -73,16 +78,26 @@ class search_budget {
     part.work_limit_ = work_limit_ ? std::min(work, *work_limit_ > used_ ? *work_limit_ - used_ : 0) : work;
     return part;
   }
-  /// Bills a part's work to this budget.
-  void charge(const search_budget& part) { used_ += part.used_; }
+  /// Bills a part's work to this budget, and whether the clock stopped it.
+  void charge(const search_budget& part) {
+    used_ += part.used_;
+    clock_stopped_ = clock_stopped_ || part.clock_stopped_;
+  }
 
   [[nodiscard]] std::uint64_t used() const noexcept { return used_; }
 
  private:
+  [[nodiscard]] bool past_deadline() const {
+    if (!deadline_ || clock::now() < *deadline_) return false;
+    clock_stopped_ = true;
+    return true;
+  }
+
   std::optional<clock::time_point> deadline_;
   std::optional<std::uint64_t> work_limit_;
   const std::atomic<bool>* stop_ = nullptr;
   std::uint64_t used_ = 0;
+  mutable bool clock_stopped_ = false;  // set where the clock is read: exhausted() is a query
 };
 
 }  // namespace memopt::detail

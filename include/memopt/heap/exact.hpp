@@ -80,6 +80,9 @@ struct exact_result {
   /// Who found the plan: the heuristic choose_best kept, "exact-windows"
   /// (the search by windows of time) or "exact" (the search on the whole).
   std::string method;
+  /// A time limit ended the search: the same call may give another plan under
+  /// another load; with a work limit alone it never does.
+  bool stopped_by_clock = false;
 };
 
 namespace detail {
@@ -663,6 +666,7 @@ class window_search {
       if (r.status == fit_status::unknown) r.status = attempt(capacity, budget);
     }
     r.proved_optimal = r.plan.arena_bytes <= lower;
+    r.stopped_by_clock = budget.clock_stopped();
     return r;
   }
   r.status = fit_status::fits;
@@ -708,6 +712,7 @@ class window_search {
     }
   }
   r.proved_optimal = r.plan.arena_bytes <= proved;
+  r.stopped_by_clock = budget.clock_stopped();
   return r;
 }
 

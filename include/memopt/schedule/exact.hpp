@@ -51,6 +51,7 @@ struct order_bounds {
   std::uint64_t peak_bytes = 0;
   std::uint64_t lower_bound_bytes = 0;
   bool proved_optimal = false;  ///< peak_bytes == lower_bound_bytes
+  bool stopped_by_clock = false;  ///< the time limit ended the search (search_budget::clock_stopped)
 };
 
 /// The exact order, starting from `start` (any topological order; its
@@ -103,6 +104,7 @@ struct order_bounds {
   }
   r.lower_bound_bytes = std::min(lower_bound, r.peak_bytes);
   r.proved_optimal = r.peak_bytes == r.lower_bound_bytes;
+  r.stopped_by_clock = budget.clock_stopped();
   report(r.peak_bytes);
   return r;
 }
@@ -141,6 +143,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   }
   best.lower_bound_bytes = std::min(found.lower_bound_bytes, best.peak_bytes);
   best.proved_optimal = best.peak_bytes == best.lower_bound_bytes;
+  best.stopped_by_clock = found.stopped_by_clock;
   return best;
 }
 

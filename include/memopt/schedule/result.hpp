@@ -29,6 +29,10 @@ struct schedule_result {
   std::uint64_t persistent_bytes = 0;  ///< reported apart
   std::uint64_t lower_bound_bytes = 0; ///< no order peaks lower (0: not computed)
   bool proved_optimal = false;         ///< peak_bytes == lower_bound_bytes
+  /// A time limit ended the search (a search's result only): the same call
+  /// may give another order under another load; with a work limit alone it
+  /// never does.
+  bool stopped_by_clock = false;
 };
 
 /// The result of running `order` (dense indices) on the snapshot c of a graph
