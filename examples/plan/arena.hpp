@@ -8,9 +8,10 @@
 // One JSON object: algo, buffers, arena_bytes, lower_bound_bytes (max-live),
 // fits (with a capacity), proved_optimal, seconds, interrupted (Ctrl-C ended
 // the search with its best plan), fragmentation, and for
-// the searches (exact, best): status ("fits", "does-not-fit", "unknown"),
-// nodes and stopped_by_clock (the time limit ended the search: another run
-// may find another plan; --work-limit alone repeats). --output
+// exact: status ("fits", "does-not-fit", "unknown") and nodes;
+// stopped_by_clock (a time limit ended the arena's search or, for a graph,
+// the schedule's: another run may give another plan; --work-limit alone
+// repeats). --output
 // writes the plan as MiniMalloc CSV with an offset column.
 // A graph's views and in-place results live in their source's storage: one
 // block per storage; an alias's row has an empty lifetime and its storage's
@@ -136,6 +137,7 @@ inline command add_arena_command(CLI::App& app) {
             }
             io::csv_problem problem;
             std::vector<buffer_id> storage;
+            bool schedule_stopped_by_clock = false;
             if (opts->input.path.ends_with(".csv")) {
               try {
                 problem = io::read_minimalloc_csv(opts->input.path);
@@ -146,9 +148,10 @@ inline command add_arena_command(CLI::App& app) {
               const auto g = load_graph(opts->input);
               auto arena = naming_nodes(g, opts->input.path, [&] {
                 progress_line progress("schedule " + opts->schedule);
-                const auto order = run_scheduler(g, opts->schedule, {.work_limit = opts->work_limit, .stop = &interrupted,
-                                                                     .progress = progress.callback()}).order;
-                return graph_arena_problem(g, order, opts->alignment, opts->alias);
+                const auto scheduled = run_scheduler(g, opts->schedule, {.work_limit = opts->work_limit, .stop = &interrupted,
+                                                                         .progress = progress.callback()});
+                schedule_stopped_by_clock = scheduled.stopped_by_clock;
+                return graph_arena_problem(g, scheduled.order, opts->alignment, opts->alias);
               });
               problem = std::move(arena.problem);
               storage = std::move(arena.storage);
@@ -177,8 +180,8 @@ inline command add_arena_command(CLI::App& app) {
                               : r.status == fit_status::does_not_fit ? "does-not-fit"
                                                                       : "unknown";
               out["nodes"] = r.nodes;
-              out["stopped_by_clock"] = r.stopped_by_clock;
             }
+            out["stopped_by_clock"] = r.stopped_by_clock || schedule_stopped_by_clock;
             out["fragmentation"] = r.plan.fragmentation();
             out["seconds"] = ms / 1000;
             out["interrupted"] = interrupted.load();

@@ -19,7 +19,9 @@
 // of its capacity. all: recompute, then rounds of accumulation and swapping
 // until one changes nothing (at most --rounds, the seed's 25); every mode
 // ends with the relaxed allocator marks on assignments. Prints one JSON
-// object: graph, mode, budget, peak_before and peak_after (each the best
+// object: graph, mode, in remat mode method (who made the plan: eviction,
+// chain or blocks, then ", pruned" when needless copies were dropped;
+// remat_result::method), budget, peak_before and peak_after (each the best
 // schedule's peak, exact_schedule under the work limit), proved_before,
 // proved_after, fits (peak_after <= budget), extra_flops, extra_flops_percent
 // (of the graph's flops), swapped_bytes, nodes_added, floor (bytes, node,
@@ -567,9 +569,11 @@ inline command add_rewrite_command(CLI::App& app) {
               std::cout << remat_curve_json(facts, curve).dump() << '\n';
               return;
             }
+            std::string method;  // remat: who made the plan
             const auto [plan, report] = naming_nodes(g, opts->graph.path, [&] {
               if (opts->mode == "remat") {
                 auto planned = remat_plan(g, facts, remat, search);
+                method = planned.method;
                 auto r = rewrite::evaluate(facts, planned.plan, search, planned.order);
                 return std::pair(std::move(planned.plan), std::move(r));
               }
@@ -582,6 +586,7 @@ inline command add_rewrite_command(CLI::App& app) {
             nlohmann::ordered_json out;
             out["graph"] = g[boost::graph_bundle].name;
             out["mode"] = opts->mode;
+            if (opts->mode == "remat") out["method"] = method;
             out["recompute"] = opts->recompute;
             out["budget"] = budget;
             out["peak_before"] = report.peak_before;

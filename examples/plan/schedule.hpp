@@ -31,7 +31,7 @@ inline command add_schedule_command(CLI::App& app) {
   cmd->add_option("--algo", opts->algo, "scheduler")
       ->required()
       ->check(CLI::IsMember(schedule::names()));
-  cmd->add_option("--time-limit", opts->limits.time_limit_seconds, "seconds for exact (default 60) and best (default 3)")
+  cmd->add_option("--time-limit", opts->limits.time_limit_seconds, "seconds for exact (default 60) and best (default 3, with 2,000,000 states: whichever first)")
       ->check(positive_number());
   cmd->add_option("--work-limit", opts->limits.work_limit,
                   "states exact and best may expand; alone (no --time-limit), the order depends on the graph only")

@@ -32,6 +32,13 @@ struct search_limits {
     if (work_limit) return std::nullopt;
     return default_seconds;
   }
+  /// The work limit to search with, given the algorithm's default: a time
+  /// limit alone means no work limit (the caller asked for that much time).
+  [[nodiscard]] std::optional<std::uint64_t> work_limit_or(std::optional<std::uint64_t> default_work) const {
+    if (work_limit) return work_limit;
+    if (time_limit_seconds) return std::nullopt;
+    return default_work;
+  }
 };
 
 namespace detail {

@@ -292,6 +292,7 @@ TEST_CASE("rewrite: the transformer at half its best peak costs at least 12.8 % 
   CHECK(kept["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(12.8303).epsilon(1e-4));
   CHECK(kept["cost_floor"]["node"] == "gradients/mul_17");
   CHECK(kept["fits"] == true);
+  CHECK(kept["method"] == "eviction, pruned");  // the block programme costs more there
   CHECK(kept["extra_flops"] >= kept["cost_floor"]["extra_flops"]);
   // Between the floor (0.3375 of the best peak) and 0.346 no plan fits: at
   // that step the masks, the step's own tensors and the fewest bytes that

@@ -193,6 +193,7 @@ TEST_CASE("chain: a chain-shaped training graph is found, and its exact plan fit
       REQUIRE(memopt::is_topological_order(h, order));
       CHECK(memopt::liveness(h, order).peak_bytes == s.peak);
       CHECK(r->planned_peak == s.peak);
+      CHECK(r->method == "chain");
       CHECK(r->planned_bytes.size() == order.size());
       CHECK(r->extra_flops == doctest::Approx(s.extra_flops));
       // The planner takes the exact schedule on a chain: no heuristic plan is cheaper.

@@ -54,6 +54,7 @@ TEST_CASE("remat: a chain of n layers in about 2 sqrt(n) activations for at most
     const auto facts = rw::read_facts(g);
     const auto budget = static_cast<std::uint64_t>(2 * std::sqrt(static_cast<double>(n)) + 4) * 100;
     const auto r = rw::rematerialize(facts, program(facts.size()), {.budget = budget});
+    CHECK(r.method == "eviction");
     CHECK(rw::check_plan(facts, r.plan).empty());
     const auto h = rw::apply(facts, r.plan);
     std::vector<std::size_t> order;

@@ -41,6 +41,7 @@
 // programme (up to a quarter above the budget, eight times by default) for
 // the plan of fewest extra flops that fits.
 
+#include <memopt/rewrite/chain.hpp>
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
@@ -150,19 +151,10 @@ class block_solver {
         const double after = cost(s + 1, t, m - a - saved_[s]);
         if (after != infinity) best = c_.stages[s].flops + after;
       }
-      double forward = 0;
-      for (std::size_t k = s + 1; k < t; ++k) {
-        if (!fits(a + held_[t] + (k - 1 > s ? output_[k - 1] : 0) + forward_[k - 1])) break;
-        forward += c_.stages[k - 1].flops;
-        if (forward >= best) break;
-        const double after = cost(k, t, m - a);
-        if (after == infinity) continue;
-        const double before = cost(s, k, m);
-        if (forward + after + before < best) {
-          best = forward + after + before;
-          choice = k;
-        }
-      }
+      best_checkpoint(
+          s, t, m, a, [&](std::size_t k) { return fits(a + held_[t] + (k - 1 > s ? output_[k - 1] : 0) + forward_[k - 1]); },
+          [&](std::size_t k) { return c_.stages[k - 1].flops; },
+          [&](std::size_t i, std::size_t j, std::uint64_t mm) { return cost(i, j, mm); }, best, choice);
     }
     memo_[key] = {best, choice};
     return best;
@@ -567,6 +559,7 @@ template <rewrite_naming Naming = seed_naming>
         if (s.op == block_op::forward) ran[s.stage - 1] = true;
       }
       remat_result r = plan_of_runs(f, runs, naming);
+      r.method = "blocks";
       const bool fits = r.planned_peak <= budget;
       (fits ? fitted : over) = fits ? std::max(fitted.value_or(0), target) : std::min(over.value_or(target), target);
       const bool best_fits = best && best->planned_peak <= budget;

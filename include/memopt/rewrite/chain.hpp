@@ -140,6 +140,29 @@ inline void check_chain(const chain_problem& p) {
 
 namespace detail {
 
+/// The checkpoint step of Revolve's and Rotor's programmes, for making the
+/// gradients of stages s+1..t from a_s: run forward stages s+1..k, keep a_k,
+/// solve (k, t) with a_s (`kept` units) still held, then (s, k). Into
+/// best/choice when some k is cheaper. runs_forward(k): stage k's forward fits
+/// after stages s+1..k-1; flops(k): its flops; cost(s, t, m): the programme.
+template <class RunsForward, class Flops, class Cost>
+void best_checkpoint(std::size_t s, std::size_t t, std::uint64_t m, std::uint64_t kept, RunsForward runs_forward, Flops flops,
+                     Cost cost, double& best, std::size_t& choice) {
+  double forward = 0;
+  for (std::size_t k = s + 1; k < t; ++k) {
+    if (!runs_forward(k)) break;
+    forward += flops(k);
+    if (forward >= best) break;
+    const double after = cost(k, t, m - kept);
+    if (after == std::numeric_limits<double>::infinity()) continue;
+    const double before = cost(s, k, m);
+    if (forward + after + before < best) {
+      best = forward + after + before;
+      choice = k;
+    }
+  }
+}
+
 /// The dynamic programme over sizes in units (see the header comment).
 class chain_solver {
  public:
@@ -157,20 +180,11 @@ class chain_solver {
     if (t == s + 1) {
       if (a_[s] + g_[t] + g_[s] <= m) best = 0;
     } else if (a_[s] + g_[t] <= m) {
-      double forward = 0;
-      for (std::size_t k = s + 1; k < t; ++k) {
-        // Forward stage k runs with a_s kept, g_t, a_(k-1) (unless it is a_s) and a_k.
-        if (a_[s] + g_[t] + (k - 1 > s ? a_[k - 1] : 0) + a_[k] > m) break;
-        forward += flops_[k - 1];
-        if (forward >= best) break;
-        const double after = cost(k, t, m - a_[s]);
-        if (after == infinity) continue;
-        const double before = cost(s, k, m);
-        if (forward + after + before < best) {
-          best = forward + after + before;
-          choice = k;
-        }
-      }
+      // Forward stage k runs with a_s kept, g_t, a_(k-1) (unless it is a_s) and a_k.
+      best_checkpoint(
+          s, t, m, a_[s], [&](std::size_t k) { return a_[s] + g_[t] + (k - 1 > s ? a_[k - 1] : 0) + a_[k] <= m; },
+          [&](std::size_t k) { return flops_[k - 1]; }, [&](std::size_t i, std::size_t j, std::uint64_t mm) { return cost(i, j, mm); },
+          best, choice);
     }
     memo_[key] = {best, choice};
     return best;
@@ -330,7 +344,9 @@ template <rewrite_naming Naming = seed_naming>
   for (const chain_step s : solution.steps) {
     runs.push_back(s.op == chain_op::forward ? c.forward[s.stage - 1] : s.op == chain_op::loss ? c.loss : c.backward[s.stage - 1]);
   }
-  return plan_of_runs(f, runs, naming);
+  auto r = plan_of_runs(f, runs, naming);
+  r.method = "chain";
+  return r;
 }
 
 }  // namespace memopt::rewrite

@@ -175,6 +175,7 @@ class remat_run {
         }
       }
     }
+    result_.method = "eviction";
     return std::move(result_);
   }
 

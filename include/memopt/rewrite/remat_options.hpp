@@ -51,6 +51,10 @@ struct remat_result {
   std::uint64_t planned_peak = 0;  ///< the peak the planner's run reached
   std::vector<std::uint64_t> planned_bytes;  ///< by step of `order`: the bytes the planner counted live
   double extra_flops = 0;
+  /// Who made it: "eviction" (rematerialize), "chain" (solve_chain),
+  /// "blocks" (solve_blocks) or "runs" (plan_of_runs on a caller's runs),
+  /// then ", pruned" when copies it could do without were dropped.
+  std::string method;
 };
 
 namespace detail {

@@ -174,6 +174,7 @@ template <rewrite_naming Naming = seed_naming>
     throw bad_plan_error({"'" + f.name[static_cast<std::size_t>(never - times_run.begin())] + "' never runs"});
   }
   detail::measure_planned_run(f, r);
+  r.method = "runs";
   return r;
 }
 
@@ -239,6 +240,12 @@ remat_result without_needless_copies(const graph_facts& f, remat_result r, std::
   }
   std::vector<bool> rejected(runs.size(), false);  // by position in runs: tried and needed
   std::vector<std::size_t> trial;
+  const std::string method = r.method;
+  bool pruned = false;
+  const auto done = [&] {
+    if (pruned) r.method = method + ", pruned";
+    return std::move(r);
+  };
   for (bool progress = true; progress;) {
     progress = false;
     // By position: the run before of the same vertex, and the last position reading the run.
@@ -264,7 +271,7 @@ remat_result without_needless_copies(const graph_facts& f, remat_result r, std::
     std::erase_if(copies, [&](std::size_t k) { return !try_all && !promising(k); });
     std::ranges::stable_sort(copies, std::greater<>(), [&](std::size_t k) { return std::pair(promising(k), f.flops[runs[k]]); });
     for (const std::size_t k : copies) {
-      if (max_trials == 0) return r;
+      if (max_trials == 0) return done();
       --max_trials;
       rejected[k] = true;
       trial = runs;
@@ -272,6 +279,7 @@ remat_result without_needless_copies(const graph_facts& f, remat_result r, std::
       try {
         if (auto without = plan_of_runs(f, trial, naming); without.planned_peak <= budget) {
           r = std::move(without);
+          pruned = true;
           runs.swap(trial);
           rejected.erase(rejected.begin() + static_cast<std::ptrdiff_t>(k));
           progress = true;
@@ -281,7 +289,7 @@ remat_result without_needless_copies(const graph_facts& f, remat_result r, std::
       }
     }
   }
-  return r;
+  return done();
 }
 
 }  // namespace detail

@@ -4,7 +4,8 @@
 // entries() lists names and descriptions for help texts; names() the names.
 // An entry runs the same call a user would write (xla: xla_schedule(g, index)),
 // so its result, method included, is that call's. The searching ones (exact,
-// best) take their time limit from search_limits, else their default_seconds.
+// best) take their limits from search_limits, else their default_seconds
+// (and best its default_work: the first of the two ends the search).
 
 #include <memopt/registry.hpp>
 #include <memopt/schedule/best_of.hpp>
@@ -45,13 +46,14 @@ struct entry {
   std::string_view name;
   std::string_view description;
   std::optional<double> default_seconds;  ///< set for the searching ones: their time limit by default
+  std::optional<std::uint64_t> default_work;  ///< with default_seconds when neither limit is given: whichever comes first
 
   template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   [[nodiscard]] schedule_result<G> operator()(const G& g, const search_limits& limits = {},
                                               Index index = {}) const {
     const auto search = [&] {
       return exact_options{.time_limit_seconds = limits.time_limit_or(*default_seconds),
-                           .work_limit = limits.work_limit,
+                           .work_limit = limits.work_limit_or(default_work),
                            .stop = limits.stop,
                            .progress = limits.progress};
     };
@@ -84,7 +86,8 @@ inline constexpr std::array entries_table{
     entry{algorithm::bfs, "bfs", "Inductor's BFS: predecessors that ran earliest first", {}},
     entry{algorithm::dfs_size, "dfs-size", "Inductor's DFS, smaller vertices first", {}},
     entry{algorithm::exact, "exact", "exact_schedule: the minimum peak, anytime, seeded by every heuristic", 60.0},
-    entry{algorithm::best, "best", "exact_schedule within a short budget: the recommended scheduler", 3.0},
+    entry{algorithm::best, "best", "exact_schedule within a short budget: the recommended scheduler", best_schedule_seconds,
+          best_schedule_work},
 };
 
 /// Every scheduler, in the order help texts and reports list them.
