@@ -593,9 +593,13 @@ template <rewrite_naming Naming = seed_naming>
   }
 }
 
-/// The best of the plans over several orders and two rebuild bounds (at
-/// most four times the bytes a drop frees, then the caller's bound), and of
-/// the exact schedule when the graph is a chain (chain.hpp): one that
+/// The best of the plans over several orders and rebuild bounds (at most four
+/// times the bytes a drop frees, then the caller's bound; then, when the plan
+/// costs more than 1 % of the graph's flops or does not fit, 2, 8, 1.5 and 3
+/// times while their runs stay within about 500,000 vertices and edges: on
+/// tight budgets the planner's result moves erratically with the bound),
+/// of the exact schedule when the graph is a chain (chain.hpp) and of the
+/// block programme's when it is a chain of blocks (block_chain.hpp): one that
 /// fits the budget before one that does not; of those that fit, the fewest
 /// extra flops; of the others, the lowest peak, then the fewest flops.
 /// When none fits, the planner also aims lower (a run that misses its target
@@ -608,6 +612,7 @@ template <rewrite_naming Naming = seed_naming>
                                               const remat_options& options, const Naming& naming = {}) {
   if (orders.empty()) throw bad_plan_error({"rematerialize_best needs at least one order"});
   constexpr double bounded_rebuild_ratio = 4;
+  constexpr std::size_t extra_ratio_work = 500'000;
   const auto better = [](const remat_result& a, const remat_result& b, std::uint64_t budget) {
     const auto key = [budget](const remat_result& r) {
       const bool over = r.planned_peak > budget;
@@ -615,50 +620,82 @@ template <rewrite_naming Naming = seed_naming>
     };
     return key(a) < key(b);
   };
-  const auto best_for = [&](std::uint64_t target, std::uint64_t budget, std::optional<remat_result>& best) {
+  std::vector<double> ratios{std::min(options.max_rebuild_ratio, bounded_rebuild_ratio)};
+  if (options.max_rebuild_ratio > bounded_rebuild_ratio) ratios.push_back(options.max_rebuild_ratio);
+  std::vector<double> more_ratios;  // for plans that cost much or do not fit, within a work limit
+  std::size_t edges = 0;
+  for (const auto& operands : f.operands) edges += operands.size();
+  const std::size_t run_work = orders.size() * (f.size() + edges);
+  std::size_t work = 0;
+  for (const double more : {2.0, 8.0, 1.5, 3.0}) {
+    if (more >= options.max_rebuild_ratio) continue;
+    if ((work += run_work) > extra_ratio_work) break;
+    more_ratios.push_back(more);
+  }
+  double total_flops = 0;
+  for (const double flops : f.flops) total_flops += flops;
+  // The best plans, best first: pruning can rank them another way.
+  constexpr std::size_t leaders_kept = 4;
+  std::vector<remat_result> leaders;
+  const auto offer = [&](remat_result r, std::uint64_t budget) {
+    const auto at = std::ranges::find_if(leaders, [&](const remat_result& l) { return better(r, l, budget); });
+    if (static_cast<std::size_t>(at - leaders.begin()) >= leaders_kept) return;
+    leaders.insert(at, std::move(r));
+    if (leaders.size() > leaders_kept) leaders.pop_back();
+  };
+  const auto best_for = [&](std::uint64_t target, std::uint64_t budget) {
     remat_options o = options;
     o.budget = target;
-    std::vector<double> ratios{std::min(options.max_rebuild_ratio, bounded_rebuild_ratio)};
-    if (options.max_rebuild_ratio > bounded_rebuild_ratio) ratios.push_back(options.max_rebuild_ratio);
-    for (const double ratio : ratios) {
-      o.max_rebuild_ratio = ratio;
-      for (const auto& order : orders) {
-        auto r = rematerialize(f, order, o, naming);
-        if (!best || better(r, *best, budget)) best = std::move(r);
+    // The other bounds where the plan costs more than 1 % of the graph's flops or does not fit.
+    const auto costly = [&] {
+      return leaders.front().planned_peak > budget || leaders.front().extra_flops > total_flops / 100;
+    };
+    for (const auto* bounds : {&ratios, &more_ratios}) {
+      if (bounds == &more_ratios && !costly()) break;
+      for (const double ratio : *bounds) {
+        o.max_rebuild_ratio = ratio;
+        for (const auto& order : orders) offer(rematerialize(f, order, o, naming), budget);
       }
     }
   };
-  std::optional<remat_result> best;
-  best_for(options.budget, options.budget, best);
+  best_for(options.budget, options.budget);
   // A chain is solved exactly, when its forward stages may be recomputed.
   if (const auto chain = chain_of(f)) {
     const auto recomputable = detail::recomputable_vertices(f, options);
     if (std::ranges::all_of(chain->forward, [&](std::size_t v) { return recomputable[v]; })) {
-      if (auto exact = rematerialize_chain(f, *chain, options.budget, naming); exact && better(*exact, *best, options.budget)) {
-        best = std::move(*exact);
-      }
+      if (auto exact = rematerialize_chain(f, *chain, options.budget, naming)) offer(std::move(*exact), options.budget);
     }
   }
   // A block chain by Rotor's programme over its stages.
   if (const auto blocks = block_chain_of(f, orders.front(), options)) {
     try {
-      const double beat = best->planned_peak <= options.budget ? best->extra_flops : std::numeric_limits<double>::infinity();
-      if (auto r = rematerialize_blocks(f, *blocks, options.budget, naming, 8, beat); r && better(*r, *best, options.budget)) {
-        best = std::move(*r);
-      }
+      const remat_result& best = leaders.front();
+      const double beat = best.planned_peak <= options.budget ? best.extra_flops : std::numeric_limits<double>::infinity();
+      if (auto r = rematerialize_blocks(f, *blocks, options.budget, naming, 8, beat)) offer(std::move(*r), options.budget);
     } catch (const bad_plan_error&) {  // a rerun would read a storage in another state (in-place writes)
     }
   }
-  // Then without the copies it can do without, within a work limit of about
-  // a million steps of plan building.
+  // Then the best plans that fit `bound` without the copies they can do
+  // without, each within a work limit of about a million steps of plan
+  // building; the cheapest.
   const auto pruned = [&](std::uint64_t bound) {
-    const std::size_t trials = std::max<std::size_t>(4, 1'000'000 / (best->order.size() + f.size()));
-    return detail::without_needless_copies(f, std::move(*best), bound, naming, trials);
+    std::optional<remat_result> cheapest;
+    for (remat_result& r : leaders) {
+      if (cheapest && (r.planned_peak > bound || r.plan.nodes.empty())) break;
+      const std::size_t trials = std::max<std::size_t>(4, 1'000'000 / (r.order.size() + f.size()));
+      auto p = detail::without_needless_copies(f, std::move(r), bound, naming, trials);
+      if (!cheapest || better(p, *cheapest, bound)) cheapest = std::move(p);
+    }
+    return std::move(*cheapest);
   };
-  if (best->planned_peak <= options.budget) return pruned(options.budget);
-  for (const double lower : {0.9, 0.8, 0.67, 0.5}) best_for(static_cast<std::uint64_t>(static_cast<double>(options.budget) * lower), options.budget, best);
-  const std::uint64_t reached = best->planned_peak;
-  best_for(reached, reached, best);
+  if (leaders.front().planned_peak <= options.budget) return pruned(options.budget);
+  for (const double lower : {0.9, 0.8, 0.67, 0.5}) best_for(static_cast<std::uint64_t>(static_cast<double>(options.budget) * lower), options.budget);
+  const std::uint64_t reached = leaders.front().planned_peak;
+  // Aiming at the lowest peak reached, the plans are ranked against it.
+  std::vector<remat_result> before = std::move(leaders);
+  leaders.clear();
+  for (remat_result& r : before) offer(std::move(r), reached);
+  best_for(reached, reached);
   return pruned(reached);
 }
 
