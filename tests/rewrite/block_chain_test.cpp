@@ -93,9 +93,6 @@ class family {
     const std::size_t n = c_.stages.size();
     const auto& st = c_.stages;
     const std::uint64_t a = s == 0 ? 0 : st[s - 1].output;
-    std::uint64_t kept_after = c_.kept, fixed = 0;
-    for (std::size_t j = t + 1; j <= n; ++j) kept_after += st[j - 1].kept;
-    for (std::size_t j = 1; j <= t; ++j) fixed += st[j - 1].fixed;
     const auto staying = [&](std::size_t u) {
       std::uint64_t k = c_.kept, x = 0;
       for (std::size_t j = u + 1; j <= n; ++j) k += st[j - 1].kept;
@@ -302,15 +299,15 @@ TEST_CASE("block chain: the shipped training graphs reduce to chains of blocks, 
     const char* name;
     std::size_t stages;
   };
-  for (const auto& [name, stages] : {expected{"resnet18_train_b32", 10}, expected{"mobilenet_v2_train_b32", 26},
-                                      expected{"transformer_train_b32", 9}, expected{"randwire_ws_s0_train_b32", 7}}) {
-    INFO(name);
-    const auto g = memopt::io::read_graph(std::string(MEMOPT_DATA_DIR) + "/" + name + ".json");
+  for (const expected& e : {expected{"resnet18_train_b32", 10}, expected{"mobilenet_v2_train_b32", 26},
+                             expected{"transformer_train_b32", 9}, expected{"randwire_ws_s0_train_b32", 7}}) {
+    INFO(e.name);
+    const auto g = memopt::io::read_graph(std::string(MEMOPT_DATA_DIR) + "/" + e.name + ".json");
     const auto f = rw::read_facts(g);
     const auto program = index_order(f);
     const auto c = rw::block_chain_of(f, program, {});
     REQUIRE(c.has_value());
-    CHECK(c->stages.size() == stages);
+    CHECK(c->stages.size() == e.stages);
     const auto before = memopt::liveness(g, std::span<const std::size_t>(program)).peak_bytes;
     // Random draws (the transformer's dropout masks) run once; the stages rerun the rest.
     const auto r = rw::rematerialize_blocks(f, *c, before * 3 / 4);

@@ -606,7 +606,8 @@ template <rewrite_naming Naming = seed_naming>
 /// can land above a run aiming lower) and then runs again aiming at the
 /// lowest peak reached, so that steps which could not fit anyway no longer
 /// drive evictions elsewhere: the same peak, usually for fewer flops. Last,
-/// the copies the best plan can do without are dropped (runs.hpp).
+/// the four best plans lose the copies they can do without (runs.hpp), which
+/// can rank them another way, and the cheapest is returned.
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] remat_result rematerialize_best(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
                                               const remat_options& options, const Naming& naming = {}) {
