@@ -6,14 +6,15 @@
 //
 // block_chain_of finds the chain. The loss is the first graph output (in the
 // order given) that something reads; the backward part is everything that
-// depends on it and what only the backward part reads (views the backward
-// takes of saved tensors), the forward part the rest. A cut of the forward part (a
+// depends on it and what only the backward part reads, writing nothing in
+// place and reading nothing written later (the views the backward takes of
+// saved tensors); the forward part is the rest. A cut of the forward part (a
 // point of the order restricted to it) where at most one storage that a copy
-// can remake is made before and read after is a stage boundary: that storage
-// is the stage's output, the checkpoint the stages after it are recomputed
-// from (a storage no copy remakes, a source or a random draw, stays live
-// throughout and is never a reason to refuse a cut). Cuts are taken so that
-// the stages carry about equal flops, at most max_stages of them. Each
+// can remake is made before and read after, and not written in place after,
+// is a stage boundary: that storage is the stage's output, the checkpoint the
+// stages after it are recomputed from (a storage no copy remakes, a source or
+// a random draw, stays live throughout and is never a reason to refuse a
+// cut). Each stage carries at least 1/max_stages of the forward's flops. Each
 // backward vertex belongs to the last stage whose storages it reads (else to
 // the earliest stage of the backward vertices it reads); the graph is a block
 // chain when every backward vertex reads, of the stages before its own, only
@@ -36,10 +37,12 @@
 //
 // rematerialize_blocks turns the schedule into runs (rewrite/runs.hpp: a rerun
 // of a stage copies the vertices a copy may rerun, the others run once) and
-// measures the plan's peak exactly. Since the programme's count is above the
-// exact peak (or, rounded, below it), it searches the budget to give the
-// programme (up to a quarter above the budget, eight times by default) for
-// the plan of fewest extra flops that fits.
+// measures the plan's peak exactly. Since the programme's count is mostly
+// above the exact peak (and misses what it does not model: an unremakable
+// storage lives only until its last read, a view may keep an older copy), it
+// searches the budget to give the programme (up to a quarter above the
+// budget, eight times by default) for the plan of fewest extra flops that
+// fits.
 
 #include <memopt/rewrite/chain.hpp>
 #include <memopt/rewrite/graph.hpp>
