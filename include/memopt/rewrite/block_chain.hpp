@@ -312,22 +312,21 @@ struct storage_table {
     }
   }
   if (loss == none) return std::nullopt;
-  std::vector<bool> backward(n, false), before_loss(n, false);
-  std::vector<std::size_t> stack{loss};
-  while (!stack.empty()) {
-    const std::size_t v = stack.back();
-    stack.pop_back();
-    for (const std::size_t w : f.consumers[v]) {
-      if (!backward[w]) stack.push_back(w), backward[w] = true;
+  // By vertex: reached from the loss along `next` (its readers or its inputs).
+  const auto reached = [&](bool with_loss, const auto& next) {
+    std::vector<bool> seen(n, false);
+    seen[loss] = with_loss;
+    for (std::vector<std::size_t> stack{loss}; !stack.empty();) {
+      const std::size_t v = stack.back();
+      stack.pop_back();
+      for (const std::size_t w : next(v)) {
+        if (!seen[w]) stack.push_back(w), seen[w] = true;
+      }
     }
-  }
-  for (stack.push_back(loss), before_loss[loss] = true; !stack.empty();) {
-    const std::size_t v = stack.back();
-    stack.pop_back();
-    for (const std::size_t w : detail::inputs_of(f, v)) {
-      if (!before_loss[w]) stack.push_back(w), before_loss[w] = true;
-    }
-  }
+    return seen;
+  };
+  std::vector<bool> backward = reached(false, [&](std::size_t v) -> const std::vector<std::size_t>& { return f.consumers[v]; });
+  const std::vector<bool> before_loss = reached(true, [&](std::size_t v) { return detail::inputs_of(f, v); });
   // By storage: where in the order its last in-place write is, and whether
   // no copy remakes it (a making or a write no copy repeats). By vertex:
   // whether a copy reads what it read (nothing it reads is such a storage
