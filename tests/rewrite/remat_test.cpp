@@ -139,6 +139,28 @@ TEST_CASE("remat: no plan on a shipped training graph adds less than the cost fl
   CHECK(compared >= 3);
 }
 
+TEST_CASE("remat: where no plan fits, rematerialize_best tries rebuilds deeper than max_rebuild_walk") {
+  // The transformer's kept dropout masks leave too little room at 0.37 of
+  // its best peak (969346052) for its layer outputs: they must go and be
+  // remade from the layer before, a rebuild of more than 32 vertices.
+  const auto g = memopt::io::read_graph(std::string(MEMOPT_DATA_DIR) + "/transformer_train_b32.json");
+  const auto facts = rw::read_facts(g);
+  const auto order = program(facts.size());
+  rw::remat_options options{.budget = 969346052ULL * 37 / 100};
+  for (const double ratio : {4.0, std::numeric_limits<double>::infinity()}) {
+    options.max_rebuild_ratio = ratio;
+    CHECK(rw::rematerialize(facts, order, options).planned_peak > options.budget);
+  }
+  options.max_rebuild_ratio = std::numeric_limits<double>::infinity();
+  const auto r = rw::rematerialize_best(facts, {order}, options);
+  CHECK(r.planned_peak <= options.budget);
+  CHECK(rw::check_plan(facts, r.plan).empty());
+  const auto h = rw::apply(facts, r.plan);
+  std::vector<std::size_t> steps;
+  for (const auto& ref : r.order) steps.push_back(ref.added ? facts.size() + ref.index : ref.index);
+  CHECK(memopt::liveness(h, steps).peak_bytes == r.planned_peak);
+}
+
 TEST_CASE("remat: random draws and graph outputs made before a step stay live across it") {
   const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "dropout", "nodes": [
     {"name": "x", "op": "input", "outputs": [100]},

@@ -31,7 +31,7 @@
 // write would have to come first).
 //
 // The cost of dropping a storage counts its whole rebuild (dropped ancestors
-// too, up to 32) and grows with each rebuild of it; dropping one keeps what
+// too, up to max_rebuild_walk) and grows with each rebuild of it; dropping one keeps what
 // its rebuild reads resident until then. A run that still needs a tensor it
 // cannot rebuild runs again keeping it (a permanent repair, so this ends).
 // max_rebuild_ratio bounds the bytes a rebuild remakes per byte its drop
@@ -48,7 +48,7 @@
 // one taken is measured again and kept only if still no worse than the next
 // (scores mostly grow as the run goes on), and once a step with none left,
 // every resident storage is measured again. About O((steps + evictions) x
-// log storages) plus the rebuild walks (at most 32 vertices each): a
+// log storages) plus the rebuild walks (at most max_rebuild_walk vertices each): a
 // 100,000-vertex training graph in under half a second (bench/remat_bench).
 
 #include <memopt/rewrite/block_chain.hpp>
@@ -182,7 +182,6 @@ class remat_run {
  private:
   static constexpr std::size_t no_holder = std::numeric_limits<std::size_t>::max();
   static constexpr std::size_t never = std::numeric_limits<std::size_t>::max();
-  static constexpr std::size_t max_rebuild_walk = 32;  ///< a rebuild reaching further back is not considered
 
   /// A storage as materialised now.
   struct storage {
@@ -481,7 +480,7 @@ class remat_run {
         if (frontier != nullptr) frontier->push_back(o);
         continue;
       }
-      if (!recomputable_[o.vertex] || seen.size() > max_rebuild_walk) return std::nullopt;
+      if (!recomputable_[o.vertex] || seen.size() > options_.max_rebuild_walk) return std::nullopt;
       const auto inputs = rebuild_cost(o.vertex, dropping, seen, frontier);
       if (!inputs) return std::nullopt;
       cost += *inputs;
@@ -598,7 +597,8 @@ template <rewrite_naming Naming = seed_naming>
 /// costs more than 1 % of the graph's flops or does not fit, 2, 8, 1.5 and 3
 /// times while their runs stay within about 500,000 vertices and edges: on
 /// tight budgets the planner's result moves erratically with the bound),
-/// of the exact schedule when the graph is a chain (chain.hpp) and of the
+/// then, where no plan fits, rebuilds walking four times as deep (within
+/// the same work limit); of the exact schedule when the graph is a chain (chain.hpp) and of the
 /// block programme's when it is a chain of blocks (block_chain.hpp): one that
 /// fits the budget before one that does not; of those that fit, the fewest
 /// extra flops; of the others, the lowest peak, then the fewest flops.
@@ -633,6 +633,7 @@ template <rewrite_naming Naming = seed_naming>
     if ((work += run_work) > extra_ratio_work) break;
     more_ratios.push_back(more);
   }
+  const bool deeper_walks = run_work <= extra_ratio_work;
   double total_flops = 0;
   for (const double flops : f.flops) total_flops += flops;
   // The best plans, best first: pruning can rank them another way.
@@ -657,6 +658,12 @@ template <rewrite_naming Naming = seed_naming>
         o.max_rebuild_ratio = ratio;
         for (const auto& order : orders) offer(rematerialize(f, order, o, naming), budget);
       }
+    }
+    // Deeper rebuilds where nothing fits yet: lower peaks, at a price.
+    if (deeper_walks && leaders.front().planned_peak > budget) {
+      o.max_rebuild_ratio = options.max_rebuild_ratio;
+      o.max_rebuild_walk = 4 * options.max_rebuild_walk;
+      for (const auto& order : orders) offer(rematerialize(f, order, o, naming), budget);
     }
   };
   best_for(options.budget, options.budget);

@@ -43,6 +43,12 @@ struct remat_options {
   /// many bytes (its own and those of the dropped inputs it remakes) per byte
   /// the drop frees: such a rebuild makes a peak of its own.
   double max_rebuild_ratio = std::numeric_limits<double>::infinity();
+  /// A storage is never dropped when its rebuild would recompute more than
+  /// about this many vertices (its maker and the dropped ancestors it needs).
+  /// Deeper rebuilds (a transformer layer's output remade from the layer
+  /// before) reach lower peaks, but chosen online they are often repeated:
+  /// rematerialize_best tries them only where nothing fits.
+  std::size_t max_rebuild_walk = 32;
 };
 
 struct remat_result {
