@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Tests of scripts/export_torch.py (and scripts/models/cell_stacks.py, randwire.py).
+"""Tests of scripts/export_torch.py (and scripts/models/cell_stacks.py, randwire.py, gpt.py).
 
 Run with Debian's interpreter (torch 1.13, torchvision 0.14, onnx 1.12):
     /usr/bin/python3 -m unittest tests/scripts/test_export_torch.py
     /usr/bin/python3 tests/scripts/test_export_torch.py
-from the repository root (or set MEMOPT_REPO to it).  About 20 s on 2 cores (the
+from the repository root (or set MEMOPT_REPO to it).  About 35 s on 2 cores (the
 exports run in this process, the command line is run for resnet18 and the errors).
 
 What is checked:
@@ -21,7 +21,9 @@ What is checked:
   * with MEMOPT_PLAN set (ctest does), the ONNX export planned by memopt-plan has the traced
     graph's peaks and optimum;
   * exit status 1 with one line on stderr for an unknown model and a bad module:callable;
-  * nasnet_a and darts (scripts/models/cell_stacks.py) export to JSON and ONNX.
+  * nasnet_a and darts (scripts/models/cell_stacks.py) export to JSON and ONNX;
+  * scripts/models/gpt.py remakes the shipped GPT-like decoder (its structure at batch 2)
+    and exports a training step.
 """
 
 import collections
@@ -480,6 +482,37 @@ class ExportTorchTest(GraphChecks):
         for a, b in zip(mine["nodes"], ref["nodes"]):
             self.assertEqual(a, b)
         self.assertEqual(mine["outputs"], ref["outputs"])
+
+    def test_gpt_matches_shipped(self):
+        # scripts/models/gpt.py remakes the shipped GPT-like decoder: at batch 2 only sizes differ
+        out = self.path("gpt_b2.json")
+        proc = export(os.path.join(REPO, "scripts", "models", "gpt.py") + ":gpt", "--batch", "2", "--output", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        graph = load(out)
+        self.check_wellformed(graph)
+        ref = load(os.path.join(DATA, "gpt_infer_b32.json"))
+
+        def structure(n):
+            attrs = {k: v for k, v in n.get("attrs", {}).items() if k not in ("shape", "shapes")}
+            return (n["name"], n["op"], n.get("inputs"), n.get("control"), len(n["outputs"]), n.get("persistent"), attrs)
+        self.assertEqual([structure(n) for n in graph["nodes"]], [structure(n) for n in ref["nodes"]])
+        self.assertEqual(graph["outputs"], ref["outputs"])
+
+    def test_gpt_training_step(self):
+        # a small decoder's training step, its loss over every token
+        out = self.path("gpt_train_b2.json")
+        model = os.path.join(REPO, "scripts", "models", "gpt.py") + ":gpt"
+        args = ["vocab=64", "seq=8", "d=32", "heads=2", "layers=2"]
+        proc = export(model, "--train", "--batch", "2", *[a for kv in args for a in ("--model-arg", kv)], "--output", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        graph = load(out)
+        params = [n for n in graph["nodes"] if n["op"] == "parameter" and "kind" not in n["attrs"]]
+        self.assertEqual(len(params), 2 + 2 * 12 + 2 + 1)  # tok and pos, 2 blocks, final norm, head
+        self.check_training(graph, params)
+        nodes = {n["name"]: n for n in graph["nodes"]}
+        self.assertEqual(nodes["x"]["attrs"]["shape"], [2, 8])
+        self.assertEqual(nodes["target"]["attrs"]["shape"], [2, 8])  # a class id per token
+        self.assertEqual(sum(1 for n in graph["nodes"] if n["op"] == "_log_softmax"), 1)
 
     def test_nasnet_a(self):
         self.export_cells("nasnet_a", 2000, 193)

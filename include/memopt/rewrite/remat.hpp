@@ -31,9 +31,10 @@
 // write would have to come first).
 //
 // The cost of dropping a storage counts its whole rebuild (dropped ancestors
-// too, up to max_rebuild_walk) and grows with each rebuild of it; dropping one keeps what
-// its rebuild reads resident until then. A run that still needs a tensor it
-// cannot rebuild runs again keeping it (a permanent repair, so this ends).
+// too, up to max_rebuild_walk vertices) and grows with each rebuild of it;
+// dropping one keeps what its rebuild reads resident until then. A run that
+// still needs a tensor it cannot rebuild runs again keeping it (a permanent
+// repair, so this ends).
 // max_rebuild_ratio bounds the bytes a rebuild remakes per byte its drop
 // frees: a deep rebuild (a block's output remade from the layer before)
 // makes its own peak; rematerialize_best tries bounded rebuilds first.
@@ -48,8 +49,9 @@
 // one taken is measured again and kept only if still no worse than the next
 // (scores mostly grow as the run goes on), and once a step with none left,
 // every resident storage is measured again. About O((steps + evictions) x
-// log storages) plus the rebuild walks (at most max_rebuild_walk vertices each): a
-// 100,000-vertex training graph in under half a second (bench/remat_bench).
+// log storages) plus the rebuild walks (at most max_rebuild_walk vertices
+// each): a 100,000-vertex training graph in under half a second
+// (bench/remat_bench).
 
 #include <memopt/rewrite/block_chain.hpp>
 #include <memopt/rewrite/chain.hpp>
@@ -598,10 +600,11 @@ template <rewrite_naming Naming = seed_naming>
 /// times while their runs stay within about 500,000 vertices and edges: on
 /// tight budgets the planner's result moves erratically with the bound),
 /// then, where no plan fits, rebuilds walking four times as deep (within
-/// the same work limit); of the exact schedule when the graph is a chain (chain.hpp) and of the
-/// block programme's when it is a chain of blocks (block_chain.hpp): one that
-/// fits the budget before one that does not; of those that fit, the fewest
-/// extra flops; of the others, the lowest peak, then the fewest flops.
+/// the same work limit); of the exact schedule when the graph is a chain
+/// (chain.hpp) and of the block programme's when it is a chain of blocks
+/// (block_chain.hpp): one that fits the budget before one that does not; of
+/// those that fit, the fewest extra flops; of the others, the lowest peak,
+/// then the fewest flops.
 /// When none fits, the planner also aims lower (a run that misses its target
 /// can land above a run aiming lower) and then runs again aiming at the
 /// lowest peak reached, so that steps which could not fit anyway no longer
@@ -662,7 +665,7 @@ template <rewrite_naming Naming = seed_naming>
     // Deeper rebuilds where nothing fits yet: lower peaks, at a price.
     if (deeper_walks && leaders.front().planned_peak > budget) {
       o.max_rebuild_ratio = options.max_rebuild_ratio;
-      o.max_rebuild_walk = 4 * options.max_rebuild_walk;
+      o.max_rebuild_walk = 4 * std::min(options.max_rebuild_walk, std::numeric_limits<std::size_t>::max() / 4);
       for (const auto& order : orders) offer(rematerialize(f, order, o, naming), budget);
     }
   };
