@@ -55,6 +55,22 @@ TEST_CASE_TEMPLATE("exact_schedule: the optimum of every hand-checked graph, pro
   }
 }
 
+TEST_CASE("lower_bound: a step unordered with u leaves its inputs or its outputs live at u") {
+  // a(10) -> b(10) -> u(10) -> d(1, output) <- c(10) <- a: at u's step either c
+  // has not run (a's output is live for it) or it has (its output is live for
+  // d). Ancestors and descendants alone give 21 (d's step).
+  const mt::graph_spec spec{{{.outputs = {10}},
+                             {.outputs = {10}, .inputs = {{0, 0}}},
+                             {.outputs = {10}, .inputs = {{1, 0}}},
+                             {.outputs = {10}, .inputs = {{0, 0}}},
+                             {.outputs = {1}, .inputs = {{2, 0}, {3, 0}}, .live_out = {0}}}};
+  const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+  CHECK(memopt::lower_bound(g) == 30);
+  const auto r = memopt::exact_schedule(g);
+  CHECK(r.peak_bytes == 30);
+  CHECK(r.proved_optimal);
+}
+
 TEST_CASE("schedules name their method: the scheduler, the seed exact kept, or exact") {
   const auto [g, vertex] = mt::build<mt::vec_graph>(mt::greedy_trap());
   CHECK(memopt::dfs_schedule(g).method == "dfs");
