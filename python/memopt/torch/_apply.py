@@ -23,15 +23,18 @@ def rng_state():
     return torch.get_rng_state(), cuda
 
 
-def replay_draw(state, op, *args, **kwargs):
-    """`op(*args, **kwargs)` drawn from `state`, leaving the generators as they were."""
-    cpu, cuda = state
-    devices = [torch.cuda.current_device()] if cuda is not None else []
-    with torch.random.fork_rng(devices=devices):
-        torch.set_rng_state(cpu)
-        if cuda is not None:
-            torch.cuda.set_rng_state(cuda)
-        return op(*args, **kwargs)
+def replaying(op):
+    """A function running `op` drawn from a saved generator state, leaving the generators as they were."""
+    def replay(state, *args, **kwargs):
+        cpu, cuda = state
+        devices = [torch.cuda.current_device()] if cuda is not None else []
+        with torch.random.fork_rng(devices=devices):
+            torch.set_rng_state(cpu)
+            if cuda is not None:
+                torch.cuda.set_rng_state(cuda)
+            return op(*args, **kwargs)
+    replay.__name__ = "replay_" + str(op).replace(".", "_")
+    return replay
 
 
 def swap_out(tensor):
@@ -42,6 +45,11 @@ def swap_out(tensor):
 def swap_in(tensor, device):
     """The host copy back on `device` (a swap plan's swap_in)."""
     return tensor.to(device, copy=True)
+
+
+def release(value):
+    """Nothing: a value nobody reads is handed here so that fx frees it at once (fx keeps unread values to the end)."""
+    del value
 
 
 def is_random(fx_node):
@@ -125,8 +133,8 @@ class _Emitter:
         if replay:
             if original not in self.rng_states:
                 raise TraceError(f"copy {name!r} replays a draw its original {original.name!r} never made")
-            new = self.graph.create_node("call_function", replay_draw,
-                                         (self.rng_states[original], original.target) + args, kwargs, name=name)
+            new = self.graph.create_node("call_function", replaying(original.target),
+                                         (self.rng_states[original],) + args, kwargs, name=name)
         else:
             new = self.graph.create_node(original.op, original.target, args, kwargs, name=name)
         new.meta = dict(original.meta)
@@ -193,6 +201,10 @@ def build_module(step, order, copies, redirects):
     missing = [n.name for n in em.old.nodes if n.op not in ("placeholder", "output") and n not in em.env]
     if missing:
         raise TraceError(f"the plan's order leaves {len(missing)} traced node(s) unrun, first {missing[0]!r}")
+    for n in list(em.graph.nodes):
+        if not n.users and n.op in ("call_function", "call_method", "call_module"):
+            with em.graph.inserting_after(n):
+                em.graph.call_function(release, (n,))
     out = next(n for n in em.old.nodes if n.op == "output")
     em.graph.node_copy(out, lambda a: em.env[a])
     em.graph.lint()

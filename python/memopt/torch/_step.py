@@ -31,7 +31,8 @@ class Step:
     def __init__(self, recording, document):
         builder = recording.builder
         self.module = recording.module
-        self.inputs = recording.inputs
+        # the step computes its gradients itself: autograd must not record it (nor keep what it saves)
+        self.inputs = tuple(t.detach() if isinstance(t, torch.Tensor) else t for t in recording.inputs)
         self.document = document
         self.struct = recording.struct
         kept = {n["name"] for n in document["nodes"]}
