@@ -230,9 +230,9 @@ decltype(auto) naming_nodes(const io::file_graph& g, const std::string& path, F&
   }
 }
 
-/// "node:port" of buffer b.
+/// "node:port" of buffer b; "node:scratch" for the node's scratch (the buffer after its outputs).
 inline std::string buffer_name(const io::file_graph& g, std::size_t vertex, std::size_t port) {
-  return g[vertex].name + ":" + std::to_string(port);
+  return g[vertex].name + ":" + (port < g[vertex].outputs.size() ? std::to_string(port) : "scratch");
 }
 
 }  // namespace memopt::plan

@@ -26,14 +26,15 @@
 
 namespace memopt::plan {
 
-/// The node whose transient inputs and outputs (each storage once) are the
-/// largest, and their bytes: every order holds them together at its step.
+/// The node whose transient inputs, outputs (each storage once) and scratch
+/// are the largest, and their bytes: every order holds them together at its step.
 inline std::pair<std::uint64_t, std::size_t> op_bound(const io::file_graph& g, const buffer_table& buffers) {
   std::pair<std::uint64_t, std::size_t> best{0, 0};
   std::vector<buffer_id> storages;
   for (const auto v : boost::make_iterator_range(vertices(g))) {
     storages.clear();
-    for (std::size_t port = 0; port < buffers.num_outputs(v); ++port) storages.push_back(buffers.storage[buffers.id(v, port)]);
+    // its outputs and its scratch
+    for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1]; ++b) storages.push_back(buffers.storage[b]);
     for (const auto e : boost::make_iterator_range(in_edges(v, g))) {
       if (!g[e].control) storages.push_back(buffers.storage[buffers.id(source(e, g), g[e].port)]);
     }

@@ -32,6 +32,7 @@ struct node_spec {
   bool persistent = false;
   std::vector<std::size_t> live_out;                        ///< ports that are graph outputs
   std::vector<alias_spec> aliases;                          ///< views and in-place results
+  std::uint64_t scratch = 0;                                ///< bytes the op uses during its step only
 };
 
 /// Nodes are listed in a topological order; vertex i of every built graph is node i.
@@ -61,6 +62,7 @@ auto index_map(const G& g) {
 inline tensor_node bundle_of(const node_spec& spec) {
   tensor_node node;
   node.persistent = spec.persistent;
+  node.scratch_bytes = spec.scratch;
   for (const auto bytes : spec.outputs) node.outputs.push_back({.bytes = bytes});
   for (const auto port : spec.live_out) node.outputs.at(port).live_out = true;
   for (const auto& a : spec.aliases) {
@@ -81,6 +83,7 @@ struct built {
       const auto& node = spec.nodes[i];
       if constexpr (std::is_same_v<G, hand_graph>) {
         vertex.push_back(g.add_vertex(node.outputs, node.persistent, node.live_out));
+        if (node.scratch > 0) g.set_scratch(i, node.scratch);
         for (const auto& a : node.aliases) {
           g.share_storage(i, a.port, shared_storage<std::size_t>{{a.node, a.node_port}, a.in_place});
         }

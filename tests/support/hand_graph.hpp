@@ -41,6 +41,10 @@ class hand_graph {
   void share_storage(std::size_t v, std::size_t port, shared_storage<std::size_t> source) {
     shares_.at(v).at(port) = source;
   }
+  void set_scratch(std::size_t v, std::uint64_t bytes) {
+    scratch_.resize(out_.size(), 0);
+    scratch_.at(v) = bytes;
+  }
   void add_edge(std::size_t from, std::size_t to, std::size_t port, bool control) {
     out_.at(from).push_back({from, to, port, control});
   }
@@ -50,6 +54,7 @@ class hand_graph {
   std::vector<bool> persistent_;
   std::vector<std::vector<bool>> live_out_;
   std::vector<std::vector<std::optional<shared_storage<std::size_t>>>> shares_;
+  std::vector<std::uint64_t> scratch_;  ///< by vertex, where set_scratch was called
 };
 
 
@@ -92,6 +97,7 @@ struct memopt::tensor_traits<memopt::testing::hand_graph> {
     return g.shares_[v][port];
   }
   static bool is_persistent(const G& g, std::size_t v) { return g.persistent_[v]; }
+  static std::uint64_t scratch_bytes(const G& g, std::size_t v) { return v < g.scratch_.size() ? g.scratch_[v] : 0; }
   static std::size_t port(const G&, const memopt::testing::hand_edge& e) { return e.port; }
   static bool is_control(const G&, const memopt::testing::hand_edge& e) { return e.control; }
 };

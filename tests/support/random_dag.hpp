@@ -28,6 +28,8 @@ struct random_dag_options {
   /// them (half of those in place); an alias has its source's size, as
   /// in-place results and reshapes do.
   double alias_probability = 0;
+  /// Chance that a node has scratch bytes (1 to max_bytes) during its step.
+  double scratch_probability = 0;
 };
 
 inline graph_spec random_dag(std::mt19937_64& rng, const random_dag_options& o = {}) {
@@ -40,6 +42,8 @@ inline graph_spec random_dag(std::mt19937_64& rng, const random_dag_options& o =
   for (std::size_t i = 0; i < n; ++i) {
     node_spec node;
     node.persistent = chance(o.persistent_probability);
+    // drawn only when asked, so that other options keep their graphs
+    if (o.scratch_probability > 0 && chance(o.scratch_probability)) node.scratch = std::uniform_int_distribution<std::uint64_t>(1, o.max_bytes)(rng);
     const std::size_t outputs = pick(0, o.max_outputs);
     for (std::size_t p = 0; p < outputs; ++p) {
       node.outputs.push_back(chance(0.1) ? 0 : std::uniform_int_distribution<std::uint64_t>(1, o.max_bytes)(rng));
@@ -186,7 +190,8 @@ inline bool brute_force_is_topological(const graph_spec& spec, const std::vector
 
 /// The peak by definition: at each step, sum every transient storage (by its
 /// root's size) that has been produced and is still to be read or defined at
-/// or after this step (or holds a graph output, or is being produced now).
+/// or after this step (or holds a graph output, or is being produced now),
+/// and the scratch of the op of this step.
 inline std::uint64_t brute_force_peak(const graph_spec& spec, const std::vector<std::size_t>& order) {
   const std::size_t n = spec.nodes.size();
   const auto root = storage_roots(spec);
@@ -194,7 +199,7 @@ inline std::uint64_t brute_force_peak(const graph_spec& spec, const std::vector<
   for (std::size_t t = 0; t < n; ++t) step[order[t]] = t;
   std::uint64_t peak = 0;
   for (std::size_t t = 0; t < n; ++t) {
-    std::uint64_t live = 0;
+    std::uint64_t live = spec.nodes[order[t]].scratch;
     for (std::size_t v = 0; v < n; ++v) {
       const auto& node = spec.nodes[v];
       if (node.persistent || step[v] > t) continue;

@@ -3,6 +3,11 @@
 // output (vertex, port); the outputs of the vertex with index i are the ids
 // first[i] .. first[i + 1] - 1, port order. O(V) to build.
 //
+// A vertex with scratch bytes (tensor_traits::scratch_bytes) has one more
+// buffer after its outputs, with no port: its scratch, which no op reads, so
+// that every family counts it as it counts an unread output, live during the
+// vertex's step only, and the arena gives it an address.
+//
 // It also records storages (tensor_traits::shares_storage_of): a buffer that
 // is a view or an in-place result lives in the storage of the tensor it
 // names, transitively; storage[b] is the root, the one buffer that owns the
@@ -35,11 +40,16 @@ struct buffer_table {
   std::vector<buffer_id> storage;      ///< by buffer: the root owning its storage (b itself)
   std::vector<buffer_id> shares;       ///< by buffer: the input tensor it aliases, or no_buffer
   std::vector<bool> in_place;          ///< by buffer: an in-place result (it overwrites shares)
+  std::vector<bool> scratch;           ///< by buffer: its owner's scratch, not an output
   std::size_t aliased = 0;             ///< buffers living in another's storage
 
   [[nodiscard]] std::size_t size() const noexcept { return bytes.size(); }
   [[nodiscard]] std::size_t num_vertices() const noexcept { return first.size() - 1; }
-  [[nodiscard]] std::size_t num_outputs(std::size_t i) const { return first[i + 1] - first[i]; }
+  /// Output ports of vertex i (its scratch buffer, the last of its ids, has none).
+  [[nodiscard]] std::size_t num_outputs(std::size_t i) const {
+    const std::size_t ids = first[i + 1] - first[i];
+    return ids > 0 && scratch[first[i + 1] - 1] ? ids - 1 : ids;
+  }
   [[nodiscard]] buffer_id id(std::size_t i, std::size_t port) const { return first[i] + port; }
   [[nodiscard]] std::size_t port_of(buffer_id b) const { return b - first[owner[b]]; }
   [[nodiscard]] bool owns_storage(buffer_id b) const { return storage[b] == b; }
@@ -106,8 +116,11 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   const std::size_t n = num_vertices(g);
   buffer_table table;
   table.first.assign(n + 1, 0);
+  std::vector<std::uint64_t> scratch(n, 0);
   for (const auto v : boost::make_iterator_range(vertices(g))) {
-    table.first[index(v) + 1] = traits::num_outputs(g, v);
+    const std::size_t i = index(v);
+    scratch[i] = scratch_bytes_of<G>(g, v);
+    table.first[i + 1] = traits::num_outputs(g, v) + (scratch[i] > 0 ? 1 : 0);
   }
   for (std::size_t i = 0; i < n; ++i) table.first[i + 1] += table.first[i];
   const std::size_t count = table.first[n];
@@ -117,10 +130,17 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   table.live_out.resize(count);
   table.shares.assign(count, no_buffer);
   table.in_place.resize(count);
+  table.scratch.resize(count);
   std::vector<std::pair<buffer_id, buffer_ref<std::size_t>>> aliases;
   for (const auto v : boost::make_iterator_range(vertices(g))) {
     const std::size_t i = index(v);
     const bool persistent = traits::is_persistent(g, v);
+    if (scratch[i] > 0) {
+      const buffer_id b = table.first[i + 1] - 1;
+      table.owner[b] = i;
+      table.bytes[b] = scratch[i];
+      table.scratch[b] = true;
+    }
     for (std::size_t port = 0, k = table.num_outputs(i); port < k; ++port) {
       const buffer_id b = table.first[i] + port;
       table.owner[b] = i;

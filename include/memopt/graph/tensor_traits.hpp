@@ -5,7 +5,10 @@
 // output_bytes. An edge is either a data edge that reads output port(e) of its
 // source, or a control edge (is_control) that orders two ops and carries no
 // bytes. Persistent vertices (weights, constants) hold memory for the whole run;
-// live-out outputs (graph outputs) are never freed.
+// live-out outputs (graph outputs) are never freed. An op may also need
+// scratch_bytes of its own while it runs (a workspace, im2col columns, a
+// reordered copy of a weight), live during its step only; the member is
+// optional (0 when absent).
 //
 // Two kinds of aliasing:
 // - shares_storage_of (a *must*-alias): the output lives in the storage of an
@@ -72,6 +75,7 @@ struct tensor_output {
 struct tensor_node {
   std::vector<tensor_output> outputs;
   bool persistent = false;  ///< weights, variables, constants
+  std::uint64_t scratch_bytes = 0;  ///< memory the op allocates and frees while it runs
 };
 
 /// memopt's default edge bundle.
@@ -96,6 +100,7 @@ concept has_bundled_outputs = requires(const G& g, vertex_t<G> v) {
 ///   an unsigned byte count or has `bytes` (and optionally `live_out`, `alias`,
 ///   `shares`)
 /// - g[v].persistent (optional, default false)
+/// - g[v].scratch_bytes (optional, default 0)
 /// - g[e].port (optional, default 0), g[e].control (optional, default false)
 template <class G>
 struct bundled_tensor_traits {
@@ -158,6 +163,14 @@ struct bundled_tensor_traits {
     }
   }
 
+  static std::uint64_t scratch_bytes(const G& g, vertex v) {
+    if constexpr (requires { g[v].scratch_bytes; }) {
+      return static_cast<std::uint64_t>(g[v].scratch_bytes);
+    } else {
+      return 0;
+    }
+  }
+
   static std::size_t port(const G& g, edge e) {
     if constexpr (requires { g[e].port; }) {
       return static_cast<std::size_t>(g[e].port);
@@ -179,10 +192,31 @@ struct bundled_tensor_traits {
 template <class G>
 struct tensor_traits : bundled_tensor_traits<G> {};
 
-/// A dag whose tensor_traits answer every question memopt asks.
+namespace detail {
+
+/// Traits that declare scratch_bytes must declare it usably.
+template <class G, class Traits>
+concept scratch_absent_or_usable =
+    !requires { &Traits::scratch_bytes; } ||
+    requires(const G& g, vertex_t<G> v) { { Traits::scratch_bytes(g, v) } -> std::convertible_to<std::uint64_t>; };
+
+}  // namespace detail
+
+/// The scratch bytes of vertex v: Traits::scratch_bytes, or 0 for traits without it.
+template <class G, class Traits = tensor_traits<G>>
+[[nodiscard]] std::uint64_t scratch_bytes_of(const G& g, vertex_t<G> v) {
+  if constexpr (requires { Traits::scratch_bytes(g, v); }) {
+    return static_cast<std::uint64_t>(Traits::scratch_bytes(g, v));
+  } else {
+    return 0;
+  }
+}
+
+/// A dag whose tensor_traits answer every question memopt asks (scratch_bytes is optional).
 template <class G, class Traits = tensor_traits<G>>
 concept tensor_graph =
-    dag<G> && requires(const G& g, vertex_t<G> v, edge_t<G> e, std::size_t port) {
+    dag<G> && detail::scratch_absent_or_usable<G, Traits> &&
+    requires(const G& g, vertex_t<G> v, edge_t<G> e, std::size_t port) {
       { Traits::num_outputs(g, v) } -> std::convertible_to<std::size_t>;
       { Traits::output_bytes(g, v, port) } -> std::convertible_to<std::uint64_t>;
       { Traits::is_live_out(g, v, port) } -> std::convertible_to<bool>;

@@ -39,7 +39,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   std::ranges::stable_sort(by_step, {}, [&](buffer_id b) { return live.intervals[b].first; });
   const auto vertex_of = vertices_by_index(g, index);
   for (const buffer_id b : by_step) {
-    if (table.persistent[b]) continue;
+    if (table.persistent[b] || table.scratch[b]) continue;
     const auto alias = traits::alias_of(g, vertex_of[table.owner[b]], table.port_of(b));
     if (!alias) continue;
     const buffer_id i = table.storage[table.id(index(alias->vertex), alias->port)];

@@ -87,20 +87,20 @@ inline std::string read_file(const std::string& path) {
 inline std::string kind_of(const nlohmann::json& value) { return value.type_name(); }
 
 /// A byte size: a non-negative integer (an integral float up to 2^53 is accepted).
-inline std::uint64_t parse_size(const nlohmann::json& value, const std::string& node) {
+inline std::uint64_t parse_size(const nlohmann::json& value, const std::string& node, const std::string& what = "size") {
   if (value.is_number_unsigned()) return value.get<std::uint64_t>();
   if (value.is_number_integer()) {
-    throw format_error(node, "size " + value.dump() + " is negative");
+    throw format_error(node, what + " " + value.dump() + " is negative");
   }
   if (value.is_number_float()) {
     const double d = value.get<double>();
-    if (d < 0) throw format_error(node, "size " + value.dump() + " is negative");
+    if (d < 0) throw format_error(node, what + " " + value.dump() + " is negative");
     if (std::floor(d) != d || d > 9007199254740992.0) {
-      throw format_error(node, "size " + value.dump() + " is not a whole number of bytes");
+      throw format_error(node, what + " " + value.dump() + " is not a whole number of bytes");
     }
     return static_cast<std::uint64_t>(d);
   }
-  throw format_error(node, "size " + value.dump() + " is not a number");
+  throw format_error(node, what + " " + value.dump() + " is not a number");
 }
 
 }  // namespace detail
@@ -189,6 +189,9 @@ struct file_reader {
     }
     if (const auto& f = field(spec, "flops", nlohmann::json::value_t::number_float, name, false); !f.is_null()) {
       node.flops = f.get<double>();
+    }
+    if (const auto it = spec.find("scratch_bytes"); it != spec.end() && !it->is_null()) {
+      node.scratch_bytes = parse_size(*it, name, "scratch_bytes");
     }
     if (const auto& d = field(spec, "device", nlohmann::json::value_t::string, name, false); !d.is_null()) {
       node.device = d;

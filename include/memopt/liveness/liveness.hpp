@@ -15,7 +15,9 @@
 //   writes (graph/storage.hpp) as it keeps edges;
 // - one option (liveness_options): count_unread_outputs = false drops every
 //   storage no op reads (grappler's accounting of fetched results); by
-//   default they count, for a step or to the end when live-out.
+//   default they count, for a step or to the end when live-out;
+// - an op's scratch (tensor_traits::scratch_bytes) is a buffer nobody reads,
+//   live during its step only, counted under either option.
 // O(V + E) for one order. Every family takes its peaks from here. It runs on
 // the caller's graph, or on a compact_graph snapshot of it (the schedulers
 // evaluate every order they try on the one snapshot they took).
@@ -81,7 +83,7 @@ void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at, co
   if (!options.count_unread_outputs) {
     counted.assign(buffers.size(), false);
     for (buffer_id b = 0; b < buffers.size(); ++b) {
-      if (read[b]) counted[buffers.storage[b]] = true;
+      if (read[b] || buffers.scratch[b]) counted[buffers.storage[b]] = true;
     }
   }
   const auto counts = [&](buffer_id b) { return counted.empty() || counted[b]; };

@@ -55,6 +55,7 @@ namespace memopt::rewrite {
     node.name = f.name[v];
     node.device = f.device[v];
     node.persistent = f.persistent[v];
+    node.scratch_bytes = f.scratch[v];
     node.origin = v;
     if (node.changed) continue;
     node.op = f.op[v];
@@ -80,6 +81,7 @@ namespace memopt::rewrite {
     node.device = added_node.device;
     node.flops = added_node.flops;
     node.added = a;
+    if (added_node.copy_of) node.scratch_bytes = f.scratch[*added_node.copy_of];  // a recomputation runs the op again
     for (const tensor_ref& t : added_node.inputs) inputs[n + a].emplace_back(id(t.node), t.port);
     for (const node_ref& c : added_node.control) control[n + a].push_back(id(c));
     for (const added_output& out : added_node.outputs) {

@@ -39,6 +39,7 @@ struct graph_facts {
   std::vector<std::string> device;
   std::vector<double> flops;
   std::vector<bool> persistent;
+  std::vector<std::uint64_t> scratch;               ///< by vertex: tensor_traits::scratch_bytes
   std::vector<std::vector<tensor_output>> outputs;  ///< bytes, live_out, shares (by index)
   std::vector<std::vector<operand>> operands;        ///< by vertex: data inputs, operand order
   std::vector<std::vector<std::size_t>> control;     ///< by vertex: control predecessors
@@ -59,6 +60,7 @@ template <sim::simulation_graph G, vertex_index_map<G> Index = identity_index>
   f.device.resize(n);
   f.flops.resize(n);
   f.persistent.resize(n);
+  f.scratch.resize(n);
   f.outputs.resize(n);
   f.operands.resize(n);
   f.control.resize(n);
@@ -71,6 +73,7 @@ template <sim::simulation_graph G, vertex_index_map<G> Index = identity_index>
     f.device[i] = std::string(ops::device(g, v));
     f.flops[i] = ops::flops(g, v);
     f.persistent[i] = tensors::is_persistent(g, v);
+    f.scratch[i] = scratch_bytes_of<G>(g, v);
     for (std::size_t port = 0, k = tensors::num_outputs(g, v); port < k; ++port) {
       f.outputs[i].push_back({.bytes = tensors::output_bytes(g, v, port),
                               .live_out = tensors::is_live_out(g, v, port),

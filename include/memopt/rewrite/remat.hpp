@@ -343,10 +343,11 @@ class remat_run {
       }
       locked.push_back(output_storage[port]);
     }
-    evict_for(needed, locked);
+    const std::uint64_t scratch = f_.scratch[v];  // the op's own, live during this step only
+    evict_for(needed + scratch, locked);
     resident_bytes_ += needed;
-    result_.planned_peak = std::max(result_.planned_peak, resident_bytes_);
-    result_.planned_bytes.push_back(resident_bytes_);
+    result_.planned_peak = std::max(result_.planned_peak, resident_bytes_ + scratch);
+    result_.planned_bytes.push_back(resident_bytes_ + scratch);
     for (std::size_t port = 0; port < f_.outputs[v].size(); ++port) {
       if (holder_[v][port] != no_holder) continue;  // a copy of a node whose other outputs are gone
       holder_[v][port] = output_storage[port];

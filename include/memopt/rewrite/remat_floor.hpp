@@ -7,7 +7,7 @@
 // topological order of the graph, copies anywhere (as Checkmate's
 // formulation does, and as every plan of rematerialize runs):
 //   - the storages v reads and writes (a step's inputs and outputs are live
-//     together);
+//     together), and v's scratch;
 //   - the storages holding a value no copy can remake (a source such as the
 //     input batch, a random draw, a fed vertex, what the caller excludes),
 //     made by an ancestor of v and read by a descendant of v: every order
@@ -205,7 +205,8 @@ class step_measure {
   detail::step_measure measure(f, options);
   const auto upper = measure.upper_bounds();
   std::vector<std::pair<std::uint64_t, std::size_t>> bound(f.size());  // (bound, vertex)
-  for (std::size_t v = 0; v < f.size(); ++v) bound[v] = {upper[v], v};
+  // v's scratch is live at v's step in every plan
+  for (std::size_t v = 0; v < f.size(); ++v) bound[v] = {upper[v] + f.scratch[v], v};
   std::ranges::sort(bound, [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
   // Branch and bound: the steps by falling bound, each measured exactly (its
   // ancestors and descendants), until no bound left can beat the floor.
@@ -213,7 +214,7 @@ class step_measure {
   for (const auto& [upper_bound, v] : bound) {
     if (floor.vertex != no_vertex && upper_bound <= floor.bytes) break;
     std::vector<operand> live = measure.live_at(v);
-    std::uint64_t bytes = 0;
+    std::uint64_t bytes = f.scratch[v];
     for (const operand& r : live) bytes += measure.bytes_of(r);
     if (floor.vertex == no_vertex || bytes > floor.bytes || (bytes == floor.bytes && v < floor.vertex)) {
       floor = {bytes, v, std::move(live)};

@@ -98,6 +98,7 @@ inline void device_memory(const simulation_result& r, std::size_t d, const liven
       table.persistent.push_back(tb.persistent);
       table.live_out.push_back(tb.live_out || read_by_waiting[b]);
       table.in_place.push_back(tb.in_place);
+      table.scratch.push_back(tb.scratch);
       table.shares.push_back(no_buffer);
     }
   }

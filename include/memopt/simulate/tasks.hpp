@@ -65,7 +65,8 @@ struct task {
   std::uint64_t transfer_bytes = 0; ///< what a send moves
 };
 
-/// A tensor in a device's memory: an output of a task, or (port -1) its token.
+/// A tensor in a device's memory: an output of a task, or (port -1) its token
+/// or its op's scratch (live during the op's run only).
 struct task_buffer {
   std::size_t task = 0;
   std::ptrdiff_t port = 0;
@@ -74,6 +75,7 @@ struct task_buffer {
   bool live_out = false;
   std::size_t shares = no_task;  ///< the buffer whose storage it lives in, or no_task
   bool in_place = false;
+  bool scratch = false;  ///< the op's scratch (port -1)
 };
 
 struct task_graph {
@@ -327,11 +329,12 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     tg.starts_ready[t] = tg.num_inputs[t] == 0 || (t < num_ops && fed[tg.tasks[t].vertex]);
   }
 
-  // Buffers, contiguous by task: an op's outputs then its token; a receive's copy.
+  // Buffers, contiguous by task: an op's outputs, its token, its scratch; a receive's copy.
   std::vector<bool> has_token(count, false);
   for (const read_of& r : pending_reads) {
     if (r.port < 0) has_token[r.producer] = true;
   }
+  const auto holds_token = [&](std::size_t t) { return has_token[t] && options.control_token_bytes > 0; };
   tg.first_buffer.assign(count + 1, 0);
   for (std::size_t t = 0; t < count; ++t) {
     const task& tk = tg.tasks[t];
@@ -350,8 +353,10 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     } else if (tk.kind == task_kind::recv) {
       tg.buffers.push_back({.task = t, .port = 0, .bytes = tg.tasks[t - 1].transfer_bytes});
     }
-    if (has_token[t] && options.control_token_bytes > 0) {
-      tg.buffers.push_back({.task = t, .port = -1, .bytes = options.control_token_bytes});
+    if (holds_token(t)) tg.buffers.push_back({.task = t, .port = -1, .bytes = options.control_token_bytes});
+    if (tk.kind == task_kind::op && table.num_outputs(tk.vertex) < table.first[tk.vertex + 1] - table.first[tk.vertex]) {
+      const buffer_id b = table.first[tk.vertex + 1] - 1;
+      tg.buffers.push_back({.task = t, .port = -1, .bytes = table.bytes[b], .scratch = true});
     }
   }
   tg.first_buffer[count] = tg.buffers.size();
@@ -359,8 +364,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::size_t first = tg.first_buffer[t];
     if (tg.tasks[t].kind == task_kind::recv) return first;
     if (port >= 0) return first + static_cast<std::size_t>(port);
-    return tg.first_buffer[t + 1] > first + table.num_outputs(tg.tasks[t].vertex) ? tg.first_buffer[t + 1] - 1
-                                                                                   : no_task;
+    return holds_token(t) ? first + table.num_outputs(tg.tasks[t].vertex) : no_task;
   };
   tg.reads.resize(count);
   for (const read_of& r : pending_reads) {
