@@ -11,7 +11,9 @@
 // exact: status ("fits", "does-not-fit", "unknown") and nodes;
 // stopped_by_clock (a time limit ended the arena's search or, for a graph,
 // the schedule's: another run may give another plan; --work-limit alone
-// repeats). --output
+// repeats), for a graph the order (node names) its lifetimes come from, and
+// offsets: each row's id ("node:port") -> offset, size, lower, upper (its
+// lifetime [lower, upper) in steps). --output
 // writes the plan as MiniMalloc CSV with an offset column.
 // A graph's views and in-place results live in their source's storage: one
 // block per storage; an alias's row has an empty lifetime and its storage's
@@ -31,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -96,101 +99,151 @@ inline void report_arena(const io::file_graph& g, std::ostream& out) {
       << human_bytes(aliased.plan.arena_bytes) << ")" << (aliased.proved_optimal ? ", proved optimal" : "") << '\n';
 }
 
+/// What `memopt-plan arena` does with its input: the heap algorithm and its
+/// limits, and for a graph the schedule (or the order) lifetimes come from.
+struct arena_request {
+  std::string algo = "best";
+  std::optional<std::uint64_t> capacity;
+  std::optional<double> time_limit;
+  std::optional<std::uint64_t> work_limit;
+  std::string schedule = "best";
+  std::optional<std::vector<std::size_t>> order;  ///< instead of running `schedule`
+  std::uint64_t alignment = 1;
+  bool alias = false;  ///< an output may also take over a may-alias input's storage where it dies
+  const std::atomic<bool>* stop = nullptr;
+};
+
+/// An arena problem, its rows named by problem.ids; for a graph, the row whose
+/// storage each row lives in and the order its lifetimes come from.
+struct arena_input {
+  io::csv_problem problem;
+  std::vector<buffer_id> storage;
+  std::optional<std::vector<std::size_t>> order;
+  bool schedule_stopped_by_clock = false;
+};
+
+/// The arena problem of g under the request's order, else its schedule's.
+inline arena_input graph_arena_input(const io::file_graph& g, const arena_request& request) {
+  arena_input in;
+  if (request.order) {
+    in.order = request.order;
+  } else {
+    progress_line progress("schedule " + request.schedule);
+    const auto scheduled = run_scheduler(g, request.schedule, {.work_limit = request.work_limit, .stop = request.stop,
+                                                               .progress = progress.callback()});
+    in.schedule_stopped_by_clock = scheduled.stopped_by_clock;
+    in.order.emplace(scheduled.order.begin(), scheduled.order.end());
+  }
+  auto arena = graph_arena_problem(g, *in.order, request.alignment, request.alias);
+  in.problem = std::move(arena.problem);
+  in.storage = std::move(arena.storage);
+  return in;
+}
+
+/// The JSON of `memopt-plan arena` (g: the graph the input came from, if any), and the plan.
+inline std::pair<nlohmann::ordered_json, heap_plan> arena_json(const arena_input& in, const arena_request& request,
+                                                               const io::file_graph* g = nullptr) {
+  const heap::entry& algo = heap::by_name(request.algo);
+  auto [r, ms] = timed([&] {
+    progress_line progress("arena " + request.algo);
+    auto planned = algo(in.problem.buffers, {request.time_limit, request.work_limit, request.stop, progress.callback()},
+                        request.capacity);
+    share_offsets(planned.plan, in.storage);
+    return planned;
+  });
+  nlohmann::ordered_json out;
+  out["algo"] = request.algo;
+  out["method"] = r.method;
+  out["buffers"] = in.problem.buffers.size();
+  out["arena_bytes"] = r.plan.arena_bytes;
+  out["lower_bound_bytes"] = r.plan.peak_bytes;
+  if (request.capacity) out["fits"] = r.plan.arena_bytes <= *request.capacity;
+  out["proved_optimal"] = r.proved_optimal;
+  if (algo.default_seconds) {  // a search: what it decided, and its work
+    out["status"] = r.status == fit_status::fits           ? "fits"
+                    : r.status == fit_status::does_not_fit ? "does-not-fit"
+                                                            : "unknown";
+    out["nodes"] = r.nodes;
+  }
+  out["stopped_by_clock"] = r.stopped_by_clock || in.schedule_stopped_by_clock;
+  out["fragmentation"] = r.plan.fragmentation();
+  out["seconds"] = ms / 1000;
+  out["interrupted"] = request.stop != nullptr && request.stop->load();
+  if (g != nullptr && in.order) {
+    auto& order = out["order"] = nlohmann::ordered_json::array();
+    for (const auto v : *in.order) order.push_back((*g)[v].name);
+  }
+  auto& offsets = out["offsets"] = nlohmann::ordered_json::object();
+  for (std::size_t b = 0; b < in.problem.buffers.size(); ++b) {
+    const auto& buffer = in.problem.buffers[b];
+    offsets[in.problem.ids[b]] = {{"offset", r.plan.offsets[b]}, {"size", buffer.bytes},
+                                  {"lower", buffer.lower}, {"upper", buffer.upper}};
+  }
+  return {std::move(out), std::move(r.plan)};
+}
+
 inline command add_arena_command(CLI::App& app) {
   struct options {
     graph_argument input;
-    std::string algo = "best";
-    std::optional<std::uint64_t> capacity;
-    std::optional<double> time_limit;
-    std::optional<std::uint64_t> work_limit;
+    arena_request request;
     std::string output;
-    std::string schedule = "best";
-    std::uint64_t alignment = 1;
-    bool alias = false;
   };
   auto opts = std::make_shared<options>();
+  auto& request = opts->request;
   auto* cmd = app.add_subcommand("arena", "arena offsets for every buffer, as JSON");
   add_graph_argument(cmd, opts->input, "MiniMalloc CSV (*.csv) or memopt-graph/1 file", "INPUT");
-  cmd->add_option("--algo", opts->algo, joined(heap::names()))->capture_default_str();
-  cmd->add_option("--capacity", opts->capacity, "arena bytes available: report whether the plan fits")
+  cmd->add_option("--algo", request.algo, joined(heap::names()))->capture_default_str();
+  cmd->add_option("--capacity", request.capacity, "arena bytes available: report whether the plan fits")
       ->check(whole_number());
-  cmd->add_option("--time-limit", opts->time_limit, "seconds for exact (default 60 unless --work-limit)")
+  cmd->add_option("--time-limit", request.time_limit, "seconds for exact (default 60 unless --work-limit)")
       ->check(positive_number());
-  cmd->add_option("--work-limit", opts->work_limit,
+  cmd->add_option("--work-limit", request.work_limit,
                   "search nodes for exact, and states for a searching --schedule; alone, the plan depends on "
                   "the input only")
       ->check(whole_number());
   cmd->add_option("--output", opts->output, "write the plan as CSV with an offset column");
-  cmd->add_option("--schedule", opts->schedule, "graph input: the scheduler lifetimes come from")
+  cmd->add_option("--schedule", request.schedule, "graph input: the scheduler lifetimes come from")
       ->capture_default_str()
       ->check(CLI::IsMember(schedule::names()));
-  cmd->add_option("--alignment", opts->alignment, "graph input: every offset a multiple of this")
+  cmd->add_option("--alignment", request.alignment, "graph input: every offset a multiple of this")
       ->capture_default_str()->check(whole_number(1));
-  cmd->add_flag("--alias", opts->alias,
+  cmd->add_flag("--alias", request.alias,
                 "graph input: an output may also take over a may-alias input's storage where it dies");
   return {cmd, [opts] {
-            const heap::entry* algo = nullptr;
+            opts->request.stop = &interrupted;
+            const auto& path = opts->input.path;
             try {
-              algo = &heap::by_name(opts->algo);
+              static_cast<void>(heap::by_name(opts->request.algo));
             } catch (const unknown_algorithm_error& e) {
-              throw cli_error("unknown --algo '" + opts->algo + "' (known: " + joined(e.known) + ")");
+              throw cli_error("unknown --algo '" + opts->request.algo + "' (known: " + joined(e.known) + ")");
             }
-            io::csv_problem problem;
-            std::vector<buffer_id> storage;
-            bool schedule_stopped_by_clock = false;
-            if (opts->input.path.ends_with(".csv")) {
+            arena_input in;
+            std::pair<nlohmann::ordered_json, heap_plan> answer;
+            const auto plan_arena = [&](const io::file_graph* g) {
               try {
-                problem = io::read_minimalloc_csv(opts->input.path);
+                answer = arena_json(in, opts->request, g);
+              } catch (const error& e) {
+                throw cli_error(path + ": " + e.what());
+              }
+            };
+            if (path.ends_with(".csv")) {
+              try {
+                in.problem = io::read_minimalloc_csv(path);
               } catch (const error& e) {
                 throw cli_error(e.what());
               }
+              plan_arena(nullptr);
             } else {
               const auto g = load_graph(opts->input);
-              auto arena = naming_nodes(g, opts->input.path, [&] {
-                progress_line progress("schedule " + opts->schedule);
-                const auto scheduled = run_scheduler(g, opts->schedule, {.work_limit = opts->work_limit, .stop = &interrupted,
-                                                                         .progress = progress.callback()});
-                schedule_stopped_by_clock = scheduled.stopped_by_clock;
-                return graph_arena_problem(g, scheduled.order, opts->alignment, opts->alias);
-              });
-              problem = std::move(arena.problem);
-              storage = std::move(arena.storage);
+              in = naming_nodes(g, path, [&] { return graph_arena_input(g, opts->request); });
+              plan_arena(&g);
             }
-            auto [r, ms] = timed([&] {
-              try {
-                progress_line progress("arena " + opts->algo);
-                auto planned = (*algo)(problem.buffers, {opts->time_limit, opts->work_limit, &interrupted, progress.callback()},
-                                       opts->capacity);
-                share_offsets(planned.plan, storage);
-                return planned;
-              } catch (const error& e) {
-                throw cli_error(opts->input.path + ": " + e.what());
-              }
-            });
-            nlohmann::ordered_json out;
-            out["algo"] = opts->algo;
-            out["method"] = r.method;
-            out["buffers"] = problem.buffers.size();
-            out["arena_bytes"] = r.plan.arena_bytes;
-            out["lower_bound_bytes"] = r.plan.peak_bytes;
-            if (opts->capacity) out["fits"] = r.plan.arena_bytes <= *opts->capacity;
-            out["proved_optimal"] = r.proved_optimal;
-            if (algo->default_seconds) {  // a search: what it decided, and its work
-              out["status"] = r.status == fit_status::fits           ? "fits"
-                              : r.status == fit_status::does_not_fit ? "does-not-fit"
-                                                                      : "unknown";
-              out["nodes"] = r.nodes;
-            }
-            out["stopped_by_clock"] = r.stopped_by_clock || schedule_stopped_by_clock;
-            out["fragmentation"] = r.plan.fragmentation();
-            out["seconds"] = ms / 1000;
-            out["interrupted"] = interrupted.load();
             if (!opts->output.empty()) {
               std::ofstream file(opts->output, std::ios::binary);
-              file << io::write_minimalloc_csv(problem, r.plan.offsets);
+              file << io::write_minimalloc_csv(in.problem, answer.second.offsets);
               if (!file) throw cli_error("cannot write " + opts->output);
             }
-            std::cout << out.dump() << '\n';
+            std::cout << answer.first.dump() << '\n';
           }};
 }
 

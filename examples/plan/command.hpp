@@ -28,6 +28,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -228,6 +229,25 @@ decltype(auto) naming_nodes(const io::file_graph& g, const std::string& path, F&
   } catch (const error& e) {
     throw cli_error(path + ": " + e.describe(io::node_namer(g)));
   }
+}
+
+inline cli_error not_a_node(const std::string& what, const std::string& name) {
+  return cli_error(what + " names '" + name + "', which is not a node of the graph");
+}
+
+/// Node names to vertex indices; an unknown one is a cli_error naming it.
+inline std::vector<std::size_t> vertices_named(const io::file_graph& g, const std::vector<std::string>& names,
+                                               const std::string& what) {
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t v = 0; v < num_vertices(g); ++v) index.emplace(g[v].name, v);
+  std::vector<std::size_t> out;
+  out.reserve(names.size());
+  for (const auto& name : names) {
+    const auto it = index.find(name);
+    if (it == index.end()) throw not_a_node(what, name);
+    out.push_back(it->second);
+  }
+  return out;
 }
 
 /// "node:port" of buffer b; "node:scratch" for the node's scratch (the buffer after its outputs).

@@ -49,6 +49,31 @@ inline std::pair<std::uint64_t, std::size_t> op_bound(const io::file_graph& g, c
   return best;
 }
 
+/// The JSON of `memopt-plan peak` for g run in `order` (with the live bytes at every step if `timeline`).
+inline nlohmann::ordered_json peak_json(const io::file_graph& g, const std::vector<std::size_t>& order, bool timeline) {
+  const auto live = liveness(g, order);
+  nlohmann::ordered_json out;
+  out["graph"] = g[boost::graph_bundle].name;
+  out["nodes"] = num_vertices(g);
+  out["edges"] = num_edges(g);
+  out["buffers"] = live.buffers.size();
+  out["aliased_outputs"] = live.buffers.aliased;
+  out["storages"] = live.buffers.size() - live.buffers.aliased;
+  out["peak_bytes"] = live.peak_bytes;
+  out["persistent_bytes"] = live.persistent_bytes;
+  out["peak_step"] = live.peak_step;
+  out["peak_node"] = order.empty() ? "" : g[order[live.peak_step]].name;
+  auto& at_peak = out["live_at_peak"] = nlohmann::ordered_json::array();
+  for (const auto b : live.live_at_peak) {
+    at_peak.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
+  }
+  const auto [bound, bound_node] = op_bound(g, live.buffers);
+  out["op_bound_bytes"] = bound;
+  out["op_bound_node"] = num_vertices(g) == 0 ? "" : g[bound_node].name;
+  if (timeline) out["timeline"] = live.timeline;
+  return out;
+}
+
 inline command add_peak_command(CLI::App& app) {
   struct options {
     graph_argument graph;
@@ -64,27 +89,7 @@ inline command add_peak_command(CLI::App& app) {
             const auto g = load_graph(opts->graph);
             naming_nodes(g, opts->graph.path, [&] {
               const auto order = opts->order.empty() ? program_order(g) : io::read_order(opts->order, g);
-              const auto live = liveness(g, order);
-              nlohmann::ordered_json out;
-              out["graph"] = g[boost::graph_bundle].name;
-              out["nodes"] = num_vertices(g);
-              out["edges"] = num_edges(g);
-              out["buffers"] = live.buffers.size();
-              out["aliased_outputs"] = live.buffers.aliased;
-              out["storages"] = live.buffers.size() - live.buffers.aliased;
-              out["peak_bytes"] = live.peak_bytes;
-              out["persistent_bytes"] = live.persistent_bytes;
-              out["peak_step"] = live.peak_step;
-              out["peak_node"] = order.empty() ? "" : g[order[live.peak_step]].name;
-              auto& at_peak = out["live_at_peak"] = nlohmann::ordered_json::array();
-              for (const auto b : live.live_at_peak) {
-                at_peak.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
-              }
-              const auto [bound, bound_node] = op_bound(g, live.buffers);
-              out["op_bound_bytes"] = bound;
-              out["op_bound_node"] = num_vertices(g) == 0 ? "" : g[bound_node].name;
-              if (opts->timeline) out["timeline"] = live.timeline;
-              std::cout << out.dump() << '\n';
+              std::cout << peak_json(g, order, opts->timeline).dump() << '\n';
             });
           }};
 }

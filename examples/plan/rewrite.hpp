@@ -48,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -311,7 +312,7 @@ inline rewrite::rewrite_plan rewrite_passes(const io::file_graph& g, const rewri
   const bool all = mode == "all";
   rewrite::rewrite_plan p;
   if (all || mode == "recompute") p = recompute_plan(g, facts, recompute_mode, scope, feed);
-  for (std::size_t round = 0; round < rounds && !interrupted; ++round) {
+  for (std::size_t round = 0; round < rounds && !(search.stop != nullptr && *search.stop); ++round) {
     const std::size_t size_before = p.nodes.size();
     if (all || mode == "accumulate") p = accumulate_plan(g, facts, p, config, search);
     if (all || mode == "swap") p = swap_plan(g, facts, p, config, search);
@@ -499,20 +500,113 @@ inline std::pair<io::file_graph, std::optional<nlohmann::json>> load_rewrite_gra
   }
 }
 
+/// The names --mode and --recompute take.
+inline const std::vector<std::string>& rewrite_modes() {
+  static const std::vector<std::string> names = {"remat", "recompute", "swap", "accumulate", "all"};
+  return names;
+}
+inline const std::vector<std::string>& recompute_modes() {
+  static const std::vector<std::string> names = {"manual", "heuristic"};
+  return names;
+}
+
+/// What `memopt-plan rewrite` does with a graph (see the header comment).
+struct rewrite_request {
+  std::uint64_t budget = 0;
+  std::string mode = "remat";
+  std::string recompute = "heuristic";
+  std::string scope = "gradients/";
+  std::vector<std::string> feed;
+  std::optional<simulation_config> config;  ///< none: one device of `budget` bytes
+  std::uint64_t work_limit = 200'000;
+  std::size_t rounds = 25;
+  bool replay_random = false;
+  const std::atomic<bool>* stop = nullptr;
+};
+
+/// A request in the library's terms: g's facts, the planner's options, the schedule search.
+struct rewrite_setting {
+  rewrite::graph_facts facts;
+  rewrite::remat_options remat;
+  exact_options search;
+};
+
+inline rewrite_setting rewrite_setting_for(const io::file_graph& g, const rewrite_request& request) {
+  rewrite_setting s{.facts = rewrite::read_facts(g),
+                    .remat = {.budget = request.budget, .feed = vertices_named(g, request.feed, "--feed")},
+                    .search = {.time_limit_seconds = std::nullopt, .work_limit = request.work_limit, .stop = request.stop}};
+  if (request.replay_random) s.remat.unrepeatable_ops.clear();
+  return s;
+}
+
+/// The JSON of `memopt-plan rewrite`, and what --output writes: the plan and the graph it makes.
+struct rewrite_answer {
+  nlohmann::ordered_json json;
+  rewrite_setting setting;
+  rewrite::rewrite_plan plan;
+  rewrite::rewrite_report report;
+};
+
+inline rewrite_answer rewrite_json(const io::file_graph& g, const rewrite_request& request) {
+  rewrite_answer a{.setting = rewrite_setting_for(g, request)};
+  const auto& facts = a.setting.facts;
+  const auto& remat = a.setting.remat;
+  const auto& search = a.setting.search;
+  const std::uint64_t budget = request.budget;
+  auto config = request.config.value_or(simulation_config{});
+  if (!request.config) config.machine.devices[0].memory_bytes = budget;
+  std::string method;  // remat: who made the plan
+  if (request.mode == "remat") {
+    auto planned = remat_plan(g, facts, remat, search);
+    method = planned.method;
+    a.report = rewrite::evaluate(facts, planned.plan, search, planned.order);
+    a.plan = std::move(planned.plan);
+  } else {
+    a.plan = rewrite_passes(g, facts, request.mode, request.recompute, request.scope, remat.feed, config, search,
+                            request.rounds);
+    a.report = rewrite::evaluate(facts, a.plan, search);
+  }
+  const auto& report = a.report;
+  double total_flops = 0;
+  for (const double flops : facts.flops) total_flops += flops;
+  auto& out = a.json;
+  out["graph"] = g[boost::graph_bundle].name;
+  out["mode"] = request.mode;
+  if (request.mode == "remat") out["method"] = method;
+  out["recompute"] = request.recompute;
+  out["budget"] = budget;
+  out["peak_before"] = report.peak_before;
+  out["peak_after"] = report.peak_after;
+  out["proved_before"] = report.proved_before;
+  out["proved_after"] = report.proved_after;
+  out["fits"] = report.peak_after <= budget;
+  out["extra_flops"] = report.extra_flops;
+  out["extra_flops_percent"] = total_flops > 0 ? 100 * report.extra_flops / total_flops : 0.0;
+  out["swapped_bytes"] = report.swapped_bytes;
+  out["nodes_added"] = report.nodes_added;
+  const auto floor = rewrite::rematerialisation_floor(facts, remat);
+  out["floor"] = floor_json(facts, floor);
+  std::optional<rewrite::remat_cost_floor> cost_floor;
+  if (request.mode == "remat") {
+    cost_floor = rewrite::rematerialisation_cost_floor(facts, budget, remat);
+    out["cost_floor"] = cost_floor_json(facts, *cost_floor, total_flops);
+  }
+  if (report.peak_after > budget) {
+    out["out_of_reach"] = out_of_reach(facts, floor, cost_floor ? &*cost_floor : nullptr, report.peak_after, budget);
+  }
+  out["plan"] = plan_json(facts, a.plan);
+  if (request.stop != nullptr && *request.stop) out["interrupted"] = true;
+  return a;
+}
+
 inline command add_rewrite_command(CLI::App& app) {
   struct options {
     graph_argument graph;
     std::optional<std::uint64_t> budget;
-    std::string mode = "remat";
-    std::string recompute = "heuristic";
-    std::string scope = "gradients/";
-    std::vector<std::string> feed;
+    rewrite_request request;
     std::string config;
-    std::uint64_t work_limit = 200'000;
     std::string output;
-    std::size_t rounds = 25;
     bool curve = false;
-    bool replay_random = false;
     std::string svg;
   };
   auto opts = std::make_shared<options>();
@@ -522,104 +616,58 @@ inline command add_rewrite_command(CLI::App& app) {
       ->check(whole_number());
   cmd->add_flag("--curve", opts->curve, "the trade-off curve instead: remat at budgets from the best peak down to the floor");
   cmd->add_option("--svg", opts->svg, "with --curve: also draw it (extra flops against the peak reached) in this SVG file");
-  cmd->add_option("--mode", opts->mode,
+  cmd->add_option("--mode", opts->request.mode,
                   "remat (the budget-driven planner, default), or the seed's passes: recompute, swap, accumulate or all "
                   "(recompute, then accumulate and swap)")
-      ->check(CLI::IsMember({"remat", "recompute", "swap", "accumulate", "all"}));
-  cmd->add_option("--recompute", opts->recompute, "manual (hinted nodes) or heuristic (cheap op types too)")
-      ->check(CLI::IsMember({"manual", "heuristic"}));
-  cmd->add_option("--scope", opts->scope, "name scope of the targets (default gradients/)");
-  cmd->add_option("--feed", opts->feed, "a fed node (never recomputed); repeat for more");
-  cmd->add_flag("--replay-random", opts->replay_random,
+      ->check(CLI::IsMember(rewrite_modes()));
+  cmd->add_option("--recompute", opts->request.recompute, "manual (hinted nodes) or heuristic (cheap op types too)")
+      ->check(CLI::IsMember(recompute_modes()));
+  cmd->add_option("--scope", opts->request.scope, "name scope of the targets (default gradients/)");
+  cmd->add_option("--feed", opts->request.feed, "a fed node (never recomputed); repeat for more");
+  cmd->add_flag("--replay-random", opts->request.replay_random,
                 "remat may recompute random draws (dropout masks): the runtime replays the generator's state, "
                 "as torch.utils.checkpoint does");
   cmd->add_option("--config", opts->config, "devices, links, cost model, placement (memopt-plan simulate's config)");
-  cmd->add_option("--work-limit", opts->work_limit, "states the schedule search may expand for each peak")
+  cmd->add_option("--work-limit", opts->request.work_limit, "states the schedule search may expand for each peak")
       ->check(whole_number());
-  cmd->add_option("--rounds", opts->rounds, "at most this many rounds of accumulation and swapping (the seed: 25)")
+  cmd->add_option("--rounds", opts->request.rounds, "at most this many rounds of accumulation and swapping (the seed: 25)")
       ->check(whole_number(1, 1000));
   cmd->add_option("--output", opts->output, "write the rewritten graph (memopt-graph/1)");
   return {cmd, [opts] {
             if (!opts->curve && !opts->budget) throw cli_error("--budget is required (or --curve)");
-            const std::uint64_t budget = opts->budget.value_or(0);
             if (!opts->curve && !opts->svg.empty()) throw cli_error("--svg draws the curve: it needs --curve");
+            auto request = opts->request;
+            request.budget = opts->budget.value_or(0);
+            request.stop = &interrupted;
+            if (!opts->config.empty()) request.config = read_simulation_config(opts->config);
             const auto loaded = load_rewrite_graph(opts->graph);
             const io::file_graph& g = loaded.first;
             const std::optional<nlohmann::json>& graph_def = loaded.second;
-            const auto facts = naming_nodes(g, opts->graph.path, [&] { return rewrite::read_facts(g); });
-            std::vector<std::size_t> feed;
-            for (const auto& name : opts->feed) {
-              const auto it = std::find_if(facts.name.begin(), facts.name.end(), [&](const auto& n) { return n == name; });
-              if (it == facts.name.end()) throw not_a_node("--feed", name);
-              feed.push_back(static_cast<std::size_t>(it - facts.name.begin()));
-            }
-            simulation_config config = opts->config.empty() ? simulation_config{} : read_simulation_config(opts->config);
-            if (opts->config.empty()) config.machine.devices[0].memory_bytes = budget;
-            const exact_options search{.time_limit_seconds = std::nullopt, .work_limit = opts->work_limit,
-                                       .stop = &interrupted};
-            rewrite::remat_options remat{.budget = budget, .feed = feed};
-            if (opts->replay_random) remat.unrepeatable_ops.clear();
+            const auto& path = opts->graph.path;
             if (opts->curve) {
-              const auto curve = naming_nodes(g, opts->graph.path, [&] { return remat_curve_points(g, facts, remat, search); });
+              const auto setting = naming_nodes(g, path, [&] { return rewrite_setting_for(g, request); });
+              const auto curve = naming_nodes(g, path, [&] {
+                return remat_curve_points(g, setting.facts, setting.remat, setting.search);
+              });
               if (!opts->svg.empty()) {
                 std::ofstream file(opts->svg);
                 if (!file) throw cli_error("cannot write the curve to " + opts->svg);
-                write_curve_svg(file, facts, curve);
+                write_curve_svg(file, setting.facts, curve);
               }
-              std::cout << remat_curve_json(facts, curve).dump() << '\n';
+              std::cout << remat_curve_json(setting.facts, curve).dump() << '\n';
               return;
             }
-            std::string method;  // remat: who made the plan
-            const auto [plan, report] = naming_nodes(g, opts->graph.path, [&] {
-              if (opts->mode == "remat") {
-                auto planned = remat_plan(g, facts, remat, search);
-                method = planned.method;
-                auto r = rewrite::evaluate(facts, planned.plan, search, planned.order);
-                return std::pair(std::move(planned.plan), std::move(r));
-              }
-              auto p = rewrite_passes(g, facts, opts->mode, opts->recompute, opts->scope, feed, config, search, opts->rounds);
-              auto r = rewrite::evaluate(facts, p, search);
-              return std::pair(std::move(p), std::move(r));
-            });
-            double total_flops = 0;
-            for (const double flops : facts.flops) total_flops += flops;
-            nlohmann::ordered_json out;
-            out["graph"] = g[boost::graph_bundle].name;
-            out["mode"] = opts->mode;
-            if (opts->mode == "remat") out["method"] = method;
-            out["recompute"] = opts->recompute;
-            out["budget"] = budget;
-            out["peak_before"] = report.peak_before;
-            out["peak_after"] = report.peak_after;
-            out["proved_before"] = report.proved_before;
-            out["proved_after"] = report.proved_after;
-            out["fits"] = report.peak_after <= budget;
-            out["extra_flops"] = report.extra_flops;
-            out["extra_flops_percent"] = total_flops > 0 ? 100 * report.extra_flops / total_flops : 0.0;
-            out["swapped_bytes"] = report.swapped_bytes;
-            out["nodes_added"] = report.nodes_added;
-            const auto floor = rewrite::rematerialisation_floor(facts, remat);
-            out["floor"] = floor_json(facts, floor);
-            std::optional<rewrite::remat_cost_floor> cost_floor;
-            if (opts->mode == "remat") {
-              cost_floor = rewrite::rematerialisation_cost_floor(facts, budget, remat);
-              out["cost_floor"] = cost_floor_json(facts, *cost_floor, total_flops);
-            }
-            if (report.peak_after > budget) {
-              out["out_of_reach"] = out_of_reach(facts, floor, cost_floor ? &*cost_floor : nullptr, report.peak_after, budget);
-            }
-            out["plan"] = plan_json(facts, plan);
-            if (interrupted) out["interrupted"] = true;
+            const auto answer = naming_nodes(g, path, [&] { return rewrite_json(g, request); });
             if (!opts->output.empty()) {
               std::ofstream file(opts->output);
               if (!file) throw cli_error("cannot write the rewritten graph to " + opts->output);
               if (graph_def) {
-                file << tf_like::rewritten_graph_def(*graph_def, facts, plan).dump(1) << '\n';
+                file << tf_like::rewritten_graph_def(*graph_def, answer.setting.facts, answer.plan).dump(1) << '\n';
               } else {
-                file << rewritten_graph_json(g, report.graph, plan, report.order_after).dump(1) << '\n';
+                file << rewritten_graph_json(g, answer.report.graph, answer.plan, answer.report.order_after).dump(1) << '\n';
               }
             }
-            std::cout << out.dump() << '\n';
+            std::cout << answer.json.dump() << '\n';
           }};
 }
 

@@ -19,6 +19,24 @@
 
 namespace memopt::plan {
 
+/// The JSON of `memopt-plan schedule`: the scheduler `algo` run on g within `limits`.
+inline nlohmann::ordered_json schedule_json(const io::file_graph& g, const std::string& algo, const search_limits& limits) {
+  const auto r = run_scheduler(g, algo, limits);
+  nlohmann::ordered_json out;
+  out["graph"] = g[boost::graph_bundle].name;
+  out["algo"] = algo;
+  out["method"] = r.method;
+  out["peak_bytes"] = r.peak_bytes;
+  out["lower_bound_bytes"] = r.lower_bound_bytes;
+  out["proved_optimal"] = r.peak_bytes == r.lower_bound_bytes;
+  out["seconds"] = r.seconds;
+  out["interrupted"] = limits.stop != nullptr && limits.stop->load();
+  out["stopped_by_clock"] = r.stopped_by_clock;
+  auto& order = out["order"] = nlohmann::ordered_json::array();
+  for (const auto v : r.order) order.push_back(g[v].name);
+  return out;
+}
+
 inline command add_schedule_command(CLI::App& app) {
   struct options {
     graph_argument graph;
@@ -43,20 +61,7 @@ inline command add_schedule_command(CLI::App& app) {
               limits.stop = &interrupted;
               progress_line progress("schedule " + opts->algo);
               limits.progress = progress.callback();
-              const auto r = run_scheduler(g, opts->algo, limits);
-              nlohmann::ordered_json out;
-              out["graph"] = g[boost::graph_bundle].name;
-              out["algo"] = opts->algo;
-              out["method"] = r.method;
-              out["peak_bytes"] = r.peak_bytes;
-              out["lower_bound_bytes"] = r.lower_bound_bytes;
-              out["proved_optimal"] = r.peak_bytes == r.lower_bound_bytes;
-              out["seconds"] = r.seconds;
-              out["interrupted"] = interrupted.load();
-              out["stopped_by_clock"] = r.stopped_by_clock;
-              auto& order = out["order"] = nlohmann::ordered_json::array();
-              for (const auto v : r.order) order.push_back(g[v].name);
-              std::cout << out.dump() << '\n';
+              std::cout << schedule_json(g, opts->algo, limits).dump() << '\n';
             });
           }};
 }

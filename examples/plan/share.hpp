@@ -41,6 +41,32 @@ inline sharing_plan share_graph(const io::file_graph& g, const std::vector<std::
   return plan;
 }
 
+/// The JSON of `memopt-plan share`: the plan of `algo` with `policy` ("" for
+/// its default) for g, linear ones for `order`.
+inline nlohmann::ordered_json share_json(const io::file_graph& g, const std::vector<std::size_t>& order,
+                                         const std::string& algo, const std::string& policy) {
+  const auto live = liveness(g, std::span<const std::size_t>(order));
+  const auto plan = share_graph(g, order, algo, policy);
+  const auto members = storage_members(plan);
+  nlohmann::ordered_json out;
+  out["graph"] = g[boost::graph_bundle].name;
+  out["algo"] = algo;
+  out["policy"] = policy.empty() ? std::string(share::by_name(algo).default_policy) : policy;
+  auto& storages = out["storages"] = nlohmann::ordered_json::array();
+  for (std::size_t s = 0; s < plan.num_storages(); ++s) {
+    nlohmann::ordered_json storage;
+    storage["bytes"] = plan.storage_bytes[s];
+    auto& names = storage["buffers"] = nlohmann::ordered_json::array();
+    for (const auto b : members[s]) names.push_back(buffer_name(g, plan.buffers.owner[b], plan.buffers.port_of(b)));
+    storages.push_back(std::move(storage));
+  }
+  out["total_bytes"] = plan.total_bytes;
+  out["unshared_bytes"] = plan.unshared_bytes;
+  out["peak_bytes"] = live.peak_bytes;
+  out["persistent_bytes"] = live.persistent_bytes;
+  return out;
+}
+
 inline command add_share_command(CLI::App& app) {
   struct options {
     graph_argument graph;
@@ -65,29 +91,7 @@ inline command add_share_command(CLI::App& app) {
             const auto g = load_graph(opts->graph);
             naming_nodes(g, opts->graph.path, [&] {
               const auto order = opts->order.empty() ? program_order(g) : io::read_order(opts->order, g);
-              const auto live = liveness(g, std::span<const std::size_t>(order));
-              const auto plan = share_graph(g, order, opts->algo, opts->policy);
-              const auto members = storage_members(plan);
-              nlohmann::ordered_json out;
-              out["graph"] = g[boost::graph_bundle].name;
-              out["algo"] = opts->algo;
-              out["policy"] = opts->policy.empty() ? std::string(share::by_name(opts->algo).default_policy)
-                                                   : opts->policy;
-              auto& storages = out["storages"] = nlohmann::ordered_json::array();
-              for (std::size_t s = 0; s < plan.num_storages(); ++s) {
-                nlohmann::ordered_json storage;
-                storage["bytes"] = plan.storage_bytes[s];
-                auto& names = storage["buffers"] = nlohmann::ordered_json::array();
-                for (const auto b : members[s]) {
-                  names.push_back(buffer_name(g, plan.buffers.owner[b], plan.buffers.port_of(b)));
-                }
-                storages.push_back(std::move(storage));
-              }
-              out["total_bytes"] = plan.total_bytes;
-              out["unshared_bytes"] = plan.unshared_bytes;
-              out["peak_bytes"] = live.peak_bytes;
-              out["persistent_bytes"] = live.persistent_bytes;
-              std::cout << out.dump() << '\n';
+              std::cout << share_json(g, order, opts->algo, opts->policy).dump() << '\n';
             });
           }};
 }

@@ -248,25 +248,6 @@ decltype(auto) with_policy(const std::string& name, F&& f) {
   return f(sim::composite{});
 }
 
-inline cli_error not_a_node(const std::string& what, const std::string& name) {
-  return cli_error(what + " names '" + name + "', which is not a node of the graph");
-}
-
-/// Node names to vertex indices; an unknown one is a cli_error naming it.
-inline std::vector<std::size_t> vertices_named(const io::file_graph& g, const std::vector<std::string>& names,
-                                               const std::string& what) {
-  std::unordered_map<std::string_view, std::size_t> index;
-  for (std::size_t v = 0; v < num_vertices(g); ++v) index.emplace(g[v].name, v);
-  std::vector<std::size_t> out;
-  out.reserve(names.size());
-  for (const auto& name : names) {
-    const auto it = index.find(name);
-    if (it == index.end()) throw not_a_node(what, name);
-    out.push_back(it->second);
-  }
-  return out;
-}
-
 inline cli_error not_a_device_name(const std::string& file, const std::string& node) {
   return cli_error(file + ": the device of '" + node + "' must be a string");
 }

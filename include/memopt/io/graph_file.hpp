@@ -292,16 +292,22 @@ struct file_reader {
   return g;
 }
 
-/// Parses memopt-graph/1 text. Throws format_error.
-[[nodiscard]] inline file_graph parse_graph(const std::string& text, const read_options& options = {}) {
+/// The JSON document of memopt-graph/1 text (nlohmann::json, or another
+/// basic_json such as ordered_json), not yet checked as a graph. Throws
+/// format_error when the text is empty or not JSON.
+template <class Json = nlohmann::json>
+[[nodiscard]] Json parse_document(const std::string& text) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw format_error("", "empty file");
-  nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
+    return Json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number too large
     throw format_error("", std::string("not JSON: ") + e.what());
   }
-  return graph_from_json(doc, options);
+}
+
+/// Parses memopt-graph/1 text. Throws format_error.
+[[nodiscard]] inline file_graph parse_graph(const std::string& text, const read_options& options = {}) {
+  return graph_from_json(parse_document(text), options);
 }
 
 /// Reads a memopt-graph/1 file, gzipped or not.
