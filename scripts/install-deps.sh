@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs, on Debian 12, the packages memopt's build, tests, examples and
-# benchmarks need, and only those that are missing. Safe to run again.
+# Installs, on Debian 12, the packages memopt's build, tests, examples,
+# benchmarks and Python package need, and only those that are missing. Safe
+# to run again.
 #
 #   scripts/install-deps.sh [--without-onnx] [--without-torch]
 #
@@ -10,7 +11,8 @@
 #   scripts/export_torch.py and its test need.
 set -euo pipefail
 packages=(g++ cmake make libboost-graph-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
-          libbenchmark-dev clang libclang-rt-14-dev clang-tidy coinor-libcbc-dev pkg-config)
+          libbenchmark-dev clang libclang-rt-14-dev clang-tidy coinor-libcbc-dev pkg-config
+          pybind11-dev python3-pybind11 python3-dev)
 onnx=(libonnx-dev libprotobuf-dev)
 torch=(python3-torch python3-torchvision python3-onnx python3-networkx)
 with_onnx=1

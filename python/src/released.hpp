@@ -59,7 +59,7 @@ auto run_released(std::atomic<bool>& stop, on_interrupt interrupt, F f) {
 template <class F>
 auto run_on_graph(std::shared_ptr<const io::file_graph> g, const std::string& label, std::atomic<bool>& stop,
                   on_interrupt interrupt, F f) {
-  return run_released(stop, interrupt, [g = std::move(g), &label, f = std::move(f)] {
+  return run_released(stop, interrupt, [g = std::move(g), label, f = std::move(f)] {
     try {
       return f(*g);
     } catch (const error& e) {
