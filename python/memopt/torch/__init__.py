@@ -14,7 +14,7 @@ allocates (the inputs and weights handed to it are not in it), the figure
 import collections
 
 import memopt
-from memopt.torch._apply import build_module, is_random
+from memopt.torch._apply import build_module, is_random, rng_state
 from memopt.torch._measure import measure
 from memopt.torch._record import TraceError
 from memopt.torch._step import Step, trace
@@ -61,14 +61,59 @@ def plan(step, budget=None, *, replay_random=True, algo="best", work_limit=None,
                     extra_flops=0.0, extra_flops_percent=0.0, method=s.method,
                     proved_optimal=s.proved_optimal, lower_bound_bytes=s.lower_bound_bytes,
                     peak_before=s.peak_bytes, random="none", copies={}, graph=step.graph, rewrite=None)
-    r = memopt.rewrite(step.graph, budget, replay_random=replay_random, work_limit=work_limit)
+    if isinstance(budget, float):
+        if not 0 < budget <= 1:
+            raise memopt.Error(f"a fractional budget is in (0, 1], not {budget}")
+        best = memopt.schedule(step.graph, algo="best", work_limit=work_limit, time_limit=time_limit)
+        budget = int(budget * best.peak_bytes)
+    # a replayed draw keeps its generator state until its last copy: leave room for every state at once
+    draws = sum(1 for n in step.origin.values() if is_random(n)) if replay_random else 0
+    limits = {} if work_limit is None else {"work_limit": work_limit}
+    r = memopt.rewrite(step.graph, max(1, budget - draws * _generator_state_bytes(step)),
+                       replay_random=replay_random, **limits)
     copies = {n["name"]: n["copy_of"] for n in r.plan["nodes"] if n.get("copy_of")}
-    draws = any(is_random(step.origin[o]) for o in copies.values() if o in step.origin)
-    return Plan(order=list(r.order), predicted_peak_bytes=r.peak_after, budget=r.budget, fits=r.fits,
+    replayed = {o for o in copies.values() if o in step.origin and is_random(step.origin[o])}
+    graph, order = r.graph, list(r.order)
+    if replayed:
+        graph, order = _with_generator_states(step, graph, order, copies, replayed)
+    predicted = memopt.peak(graph, order).peak_bytes
+    return Plan(order=order, predicted_peak_bytes=predicted, budget=budget, fits=predicted <= budget,
                 extra_flops=r.extra_flops, extra_flops_percent=r.extra_flops_percent, method=r.method,
                 proved_optimal=r.proved_after, lower_bound_bytes=None, peak_before=r.peak_before,
-                random="replayed" if draws else ("kept" if not replay_random else "none"),
-                copies=copies, graph=r.graph, rewrite=r)
+                random="replayed" if replayed else ("kept" if not replay_random else "none"),
+                copies=copies, graph=graph, rewrite=r)
+
+
+def _generator_state_bytes(step):
+    """What saving the generator state costs the step's device: host memory, so nothing on an accelerator."""
+    if step.device.type != "cpu":
+        return 0
+    return sum(t.numel() * t.element_size() for t in rng_state() if t is not None)
+
+
+def _with_generator_states(step, graph, order, copies, replayed):
+    """The plan's graph and order with the generator state each replayed draw keeps.
+
+    apply saves the state right before the original draw and its copies read
+    it: a node "<draw>/generator_state" (op "generator_state"), read by every
+    copy. On an accelerator the state is host memory and costs the device nothing."""
+    state_bytes = _generator_state_bytes(step)
+    document = graph.to_json()
+    nodes = []
+    for node in document["nodes"]:
+        if node["name"] in replayed:
+            nodes.append({"name": f"{node['name']}/generator_state", "op": "generator_state",
+                          "outputs": [state_bytes]})
+        if copies.get(node["name"]) in replayed:
+            node = dict(node, inputs=list(node.get("inputs", [])) + [f"{copies[node['name']]}/generator_state:0"])
+        nodes.append(node)
+    document["nodes"] = nodes
+    with_states = []
+    for name in order:
+        if name in replayed:
+            with_states.append(f"{name}/generator_state")
+        with_states.append(name)
+    return memopt.Graph.from_json(document), with_states
 
 
 def apply(step, plan):

@@ -48,11 +48,17 @@ def _cuda_peak(call, device):
 
 
 class _NamedRanges(torch.fx.Interpreter):
-    """Runs each node inside a profiler range named after it."""
+    """Runs each node inside a profiler range named after it.
+
+    The range is opened through the profiler op that returns a handle object:
+    record_function's own handle is a tensor, an allocation in every range."""
 
     def run_node(self, n):
-        with profiler.record_function("memopt::" + n.name):
+        handle = torch.ops.profiler._record_function_enter_new("memopt::" + n.name, None)
+        try:
             return super().run_node(n)
+        finally:
+            torch.ops.profiler._record_function_exit._RecordFunction(handle)
 
 
 def _per_node(module, inputs):

@@ -1,0 +1,191 @@
+"""memopt.torch: plans traced from PyTorch, run in PyTorch, measured.
+
+Small models on CPU: a GPT-like decoder with dropout (scripts/models/gpt.py)
+and a residual MLP with batch norm. Each plan is run: its outputs (loss and
+every gradient) must be bit-identical to the traced step's, and the profiler's
+peak must match memopt's prediction.
+"""
+
+import os
+import re
+import sys
+import unittest
+
+import torch
+from torch import nn
+
+import memopt
+import memopt.torch as mt
+
+REPO = os.environ.get("MEMOPT_REPO") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "scripts", "models"))
+from gpt import gpt  # noqa: E402
+
+
+class ResidualMLP(nn.Module):
+    def __init__(self, width=256, depth=4, classes=10):
+        super().__init__()
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Linear(width, width), nn.BatchNorm1d(width), nn.ReLU(), nn.Dropout(0.2))
+            for _ in range(depth))
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        return self.head(x)
+
+
+def run(module, inputs, seed=7):
+    torch.manual_seed(seed)
+    return module(*inputs)
+
+
+def identical(a, b):
+    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+class GptDecoder(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        torch.manual_seed(0)
+        model, (ids,) = gpt(batch=4, vocab=512, seq=32, d=64, heads=4, layers=2, dropout=0.1)
+        cls.step = mt.trace(model, ids)
+        cls.reference = run(cls.step.module, cls.step.inputs)
+
+    def check(self, plan, tolerance):
+        gm = mt.apply(self.step, plan)
+        self.assertTrue(identical(run(gm, self.step.inputs), self.reference), "outputs differ from the traced step")
+        torch.manual_seed(7)
+        measured = mt.measure(gm, self.step.inputs, repeat=1)["peak_bytes"]
+        self.assertLessEqual(abs(measured - plan.predicted_peak_bytes), tolerance * plan.predicted_peak_bytes,
+                             f"measured {measured}, predicted {plan.predicted_peak_bytes}")
+        return measured
+
+    def test_step_graph_is_what_the_call_allocates(self):
+        graph = self.step.graph.to_json()
+        inputs = [n for n in graph["nodes"] if n["op"] == "input"]
+        self.assertEqual([n["name"] for n in inputs], ["x", "target"])
+        self.assertTrue(all(n.get("persistent") for n in inputs))
+        draws = [n for n in graph["nodes"] if n["op"] == "bernoulli_"]
+        self.assertEqual(len(draws), 6)  # attention and two branches, in each of two blocks
+        for before, after in zip(draws, draws[1:]):
+            self.assertIn(before["name"], after.get("control", []))
+        # the exporter's document stays as scripts/export_torch.py writes it
+        self.assertFalse(any(n.get("persistent") for n in self.step.document["nodes"] if n["op"] == "input"))
+
+    def test_program_order_is_measured_exactly(self):
+        plan = mt.plan(self.step, algo="program")
+        self.assertEqual(plan.predicted_peak_bytes, memopt.peak(self.step.graph).peak_bytes)
+        self.assertEqual(self.check(plan, 0.0), plan.predicted_peak_bytes)
+        self.assertEqual(mt.measure(self.step.module, self.step.inputs, repeat=1)["peak_bytes"],
+                         plan.predicted_peak_bytes)
+
+    def test_best_order(self):
+        plan = mt.plan(self.step)
+        self.assertIsNone(plan.budget)
+        self.assertEqual(plan.copies, {})
+        self.assertLessEqual(plan.predicted_peak_bytes, memopt.peak(self.step.graph).peak_bytes)
+        self.check(plan, 0.0)
+
+    def test_half_budget_replays_dropout(self):
+        plan = mt.plan(self.step, budget=0.5)
+        self.assertTrue(plan.fits)
+        self.assertEqual(plan.random, "replayed")
+        self.assertGreater(plan.extra_flops, 0)
+        self.assertTrue(any(self.step.origin[o].target == torch.ops.aten.bernoulli_.float
+                            for o in plan.copies.values()))
+        measured = self.check(plan, 0.005)
+        self.assertLessEqual(measured, 1.005 * plan.budget)
+
+    def test_third_of_the_bytes_budget(self):
+        budget = mt.plan(self.step).predicted_peak_bytes // 3
+        plan = mt.plan(self.step, budget=budget)
+        self.assertEqual(plan.budget, budget)
+        if plan.fits:
+            self.assertLessEqual(self.check(plan, 0.01), 1.005 * budget)
+        else:
+            self.assertTrue(plan.rewrite.out_of_reach)
+
+    def test_kept_draws_are_never_recomputed(self):
+        plan = mt.plan(self.step, budget=0.5, replay_random=False)
+        self.assertNotEqual(plan.random, "replayed")
+        self.assertFalse(any(torch.Tag.nondeterministic_seeded in getattr(self.step.origin[o].target, "tags", ())
+                             for o in plan.copies.values()))
+        gm = mt.apply(self.step, plan)
+        self.assertTrue(identical(run(gm, self.step.inputs), self.reference))
+
+    def test_per_node_allocations(self):
+        m = mt.measure(self.step.module, self.step.inputs, per_node=True, repeat=1)
+        rows = {r["node"]: r for r in m["nodes"]}
+        softmax = rows["_softmax"]
+        self.assertEqual(softmax["allocated_bytes"], 4 * 4 * 32 * 32 * 4)  # batch, heads, seq, seq, float32
+
+
+class ResidualMlp(unittest.TestCase):
+    def test_fit_runs_the_step_in_half_the_memory(self):
+        torch.manual_seed(0)
+        model = ResidualMLP()
+        x = torch.randn(512, 256)
+        fitted = mt.fit(model, x, budget=0.5)
+        reference = run(fitted.step.module, fitted.step.inputs)
+        self.assertTrue(identical(run(fitted.module, fitted.step.inputs), reference))
+        original = mt.measure(fitted.step.module, fitted.step.inputs, repeat=1)["peak_bytes"]
+        measured = mt.measure(fitted.module, fitted.step.inputs, repeat=1)["peak_bytes"]
+        self.assertTrue(fitted.plan.fits)
+        self.assertLessEqual(measured, 1.005 * fitted.plan.budget)
+        self.assertLess(measured, 0.6 * original)
+
+    def test_inference_step(self):
+        torch.manual_seed(0)
+        model = ResidualMLP().eval()
+        x = torch.randn(64, 256)
+        step = mt.trace(model, x, train=False)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(step.module(*step.inputs)[0], model(x)))
+        plan = mt.plan(step)
+        self.assertEqual(mt.measure(mt.apply(step, plan), step.inputs, repeat=1)["peak_bytes"],
+                         plan.predicted_peak_bytes)
+
+
+class Errors(unittest.TestCase):
+    def test_trace_refuses_what_is_not_a_module(self):
+        with self.assertRaises(memopt.Error) as caught:
+            mt.trace(lambda x: x, torch.zeros(1))
+        self.assertIn("torch.nn.Module", str(caught.exception))
+
+    def test_plan_and_apply_check_their_arguments(self):
+        with self.assertRaises(TypeError):
+            mt.plan("not a step")
+        torch.manual_seed(0)
+        step = mt.trace(ResidualMLP(depth=1), torch.randn(8, 256))
+        with self.assertRaises(TypeError):
+            mt.apply(step, {"order": []})
+
+    def test_an_order_leaving_nodes_out_is_refused(self):
+        torch.manual_seed(0)
+        step = mt.trace(ResidualMLP(depth=1), torch.randn(8, 256))
+        plan = mt.plan(step)
+        plan.order = plan.order[: len(plan.order) // 2]
+        with self.assertRaises(memopt.Error) as caught:
+            mt.apply(step, plan)
+        self.assertIn("unrun", str(caught.exception))
+
+
+class ReadmeJourney(unittest.TestCase):
+    def test_the_readme_journey_runs(self):
+        with open(os.path.join(REPO, "README.md")) as f:
+            readme = f.read()
+        blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+        journey = [b for b in blocks if "import memopt.torch" in b]
+        self.assertEqual(len(journey), 1, "README.md has one Python block using memopt.torch")
+        scope = {}
+        exec(compile(journey[0], "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+        plan, measured = scope["plan"], scope["measured"]["peak_bytes"]
+        self.assertTrue(plan.fits)
+        self.assertLessEqual(measured, 1.005 * plan.budget)
+        self.assertLessEqual(abs(measured - plan.predicted_peak_bytes), 0.005 * plan.predicted_peak_bytes)
+
+
+if __name__ == "__main__":
+    unittest.main()
