@@ -64,7 +64,8 @@ Output: --output FILE (gzip if FILE ends in .gz); default <name>.json in the
 current directory, name = <model>_<infer|train>_b<N>.  If --onnx is given
 without --output, only the ONNX file is written.
 
-ONNX (--onnx FILE): torch.onnx.export of the model in eval mode, opset 13,
+ONNX (--onnx FILE): torch.onnx.export of the model in eval mode, opset 13
+(--opset N for another),
 training=TrainingMode.PRESERVE (BatchNormalization is kept, not fused into
 Conv), do_constant_folding=False, fixed batch size, input "x" (x0, x1, ... for
 several inputs), output "y".  Without --onnx-weights the file is graph-only:
@@ -72,7 +73,9 @@ every initializer keeps name, dims and data_type but its data is declared as
 external data in "<stem>.weights" (offset/length) which is NOT written, so the
 file stays small and is enough for shape-only readers.  --onnx-weights writes
 a normal self-contained model.  The result is checked with onnx.checker and
-onnx.shape_inference (all value shapes static).
+onnx.shape_inference (strict); shapes it leaves unknown behind shape arithmetic
+(Shape, Gather, Concat, ... feeding Reshape or Slice) are left to the reader
+(memopt's importer computes them: docs/onnx.md).
 
 Errors (unknown model, bad module:callable, trace or export failure) print one
 line on stderr and exit with status 1.
@@ -88,8 +91,6 @@ import importlib.util
 import inspect
 import io
 import json
-import math
-import operator
 import os
 import re
 import sys
@@ -230,638 +231,9 @@ def load_model(spec, batch, input_shape, model_kwargs):
 
 
 # --------------------------------------------------------------------------
-# graph building
-
-def snake(name):
-    """Module class name -> op name: Conv2d -> conv2d, BatchNorm2d -> batch_norm2d, ReLU6 -> relu6."""
-    out = []
-    for i, c in enumerate(name):
-        if c.isupper() and 0 < i < len(name) - 1 and (name[i - 1].islower() or name[i - 1].isdigit()) \
-                and name[i + 1].islower():
-            out.append("_")
-        out.append(c.lower())
-    return "".join(out)
-
-
-class Ref:
-    """A tensor port "name:port"."""
-    __slots__ = ("ref",)
-
-    def __init__(self, ref):
-        self.ref = ref
-
-
-class Ctrl:
-    """A non-tensor value (or a None / zero-element output) of node `name`."""
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-
-class LazyParam:
-    """A get_attr tensor, emitted as a parameter node before its first reader."""
-    __slots__ = ("tensor", "name")
-
-    def __init__(self, tensor, name):
-        self.tensor = tensor
-        self.name = name
-
-
-def _storage_ptr(t):
-    try:
-        return t._storage().data_ptr()  # torch 1.13
-    except AttributeError:
-        return t.untyped_storage().data_ptr()
-
-
-def _dtype_name(dtype):
-    return str(dtype).replace("torch.", "")
-
-
-def _numel(t):
-    return t.numel()
-
-
-_POOL_RE = re.compile(r"^(adaptive_)?(max|avg|lp)_pool([123])d$")
-_BN_OPS = {"batch_norm", "batch_norm1d", "batch_norm2d", "batch_norm3d", "sync_batch_norm"}
-_CONV_OPS = {"conv1d", "conv2d", "conv3d", "convolution", "_convolution",
-             "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}
-_MATMUL_OPS = {"mm", "bmm", "matmul", "addmm", "baddbmm", "addbmm", "addmv", "mv"}
-# ops that are pure views whatever their runtime storage says (only used when the
-# storage test finds no sharing, e.g. zero-size tensors): none; storage decides.
-
-
-def _prod(xs):
-    p = 1
-    for x in xs:
-        p *= int(x)
-    return p
-
-
-def _arg(args, kwargs, index, key, default=None):
-    if len(args) > index:
-        return args[index]
-    return kwargs.get(key, default)
-
-
-def _as_tuple(v, d):
-    if isinstance(v, (list, tuple)):
-        return tuple(int(x) for x in v)
-    return (int(v),) * d
-
-
-def estimate_flops(op, module, args, kwargs, in_tensors, out_tensors):
-    """The README's flops formula (views are handled by the caller)."""
-    import torch
-    out_numel = sum(t.numel() for t in out_tensors)
-    first_out = out_tensors[0].numel() if out_tensors else 0
-    if op in _CONV_OPS:
-        weight = module.weight if module is not None else _arg(args, kwargs, 1, "weight")
-        transposed = op.startswith("conv_transpose") or (
-            op in ("convolution", "_convolution") and bool(_arg(args, kwargs, 6, "transposed", False)))
-        if isinstance(weight, torch.Tensor):
-            inp = in_tensors[0] if in_tensors else None
-            if transposed and inp is not None:
-                return 2.0 * inp.numel() * _prod(weight.shape[1:])
-            return 2.0 * first_out * _prod(weight.shape[1:])
-    if op == "convolution_backward":
-        grad_out = _arg(args, kwargs, 0, "grad_output")
-        inp = _arg(args, kwargs, 1, "input")
-        weight = _arg(args, kwargs, 2, "weight")
-        # convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
-        #                      dilation, transposed, output_padding, groups, output_mask)
-        transposed = bool(_arg(args, kwargs, 7, "transposed", False))
-        mask = _arg(args, kwargs, 10, "output_mask", [True, True, True])
-        if isinstance(weight, torch.Tensor) and isinstance(grad_out, torch.Tensor):
-            numel = inp.numel() if transposed and isinstance(inp, torch.Tensor) else grad_out.numel()
-            forward = 2.0 * numel * _prod(weight.shape[1:])
-            return forward * sum(1 for m in mask if m)
-    if op == "linear":
-        weight = module.weight if module is not None else _arg(args, kwargs, 1, "weight")
-        if isinstance(weight, torch.Tensor):
-            k = weight.shape[-1] if weight.dim() > 0 else 1
-            return 2.0 * first_out * k
-    if op in _MATMUL_OPS:
-        a = _arg(args, kwargs, 1, "mat1") if op in ("addmm", "baddbmm", "addbmm", "addmv") else _arg(args, kwargs, 0, "input")
-        if isinstance(a, torch.Tensor) and a.dim() > 0:
-            return 2.0 * first_out * a.shape[-1]
-    if op in _BN_OPS:
-        return 4.0 * first_out
-    # pooling: module calls only (nn.MaxPool2d, nn.AdaptiveAvgPool2d, ...); the
-    # functional / ATen forms (F.max_pool2d, avg_pool2d, max_pool2d_with_indices)
-    # take the generic rule below, as in the shipped graphs (inception_v3, resnet18 train)
-    m = _POOL_RE.match(op) if module is not None else None
-    if m and out_tensors:
-        d = int(m.group(3))
-        if m.group(1):  # adaptive: window = input extent / output extent per spatial dim
-            inp = in_tensors[0] if in_tensors else None
-            if inp is not None and inp.dim() >= d:
-                window = _prod(math.ceil(i / max(o, 1)) for i, o in
-                               zip(inp.shape[-d:], out_tensors[0].shape[-d:]))
-                return float(first_out * window)
-        else:
-            k = getattr(module, "kernel_size", None)
-            if k is not None:
-                return float(first_out * _prod(_as_tuple(k, d)))
-    in_numel = sum(t.numel() for t in in_tensors)
-    return float(max(in_numel, out_numel))
-
-
-class Builder:
-    """Collects memopt-graph nodes while an fx Interpreter runs the graph."""
-
-    def __init__(self, param_names, buffer_ids, phase_split=False):
-        self.nodes = []            # node dicts in program order
-        self.by_name = {}
-        self.param_names = param_names  # id(tensor) -> qualified name
-        self.buffer_ids = buffer_ids    # ids of buffers (kind "buffer")
-        self.param_refs = {}       # id(tensor) -> Ref of its emitted parameter node
-        self.keep_alive = []       # tensors whose ids are used as keys
-        self.persistent = set()    # names of persistent nodes
-        self.phase = None          # "forward" / "backward" when tracing a training step
-
-    # --- emission
-    def add(self, node):
-        if node["name"] in self.by_name:
-            raise ExportError(f"duplicate node name {node['name']!r}")
-        self.nodes.append(node)
-        self.by_name[node["name"]] = node
-        if node.get("persistent"):
-            self.persistent.add(node["name"])
-        return node
-
-    @staticmethod
-    def tensor_attrs(tensors):
-        if len(tensors) == 1:
-            return {"shape": list(tensors[0].shape), "dtype": _dtype_name(tensors[0].dtype)}
-        return {"shapes": [list(t.shape) for t in tensors], "dtypes": [_dtype_name(t.dtype) for t in tensors]}
-
-    def param(self, tensor, name=None):
-        """Ref of the parameter node of `tensor`, emitting it now if needed."""
-        key = id(tensor)
-        if key in self.param_refs:
-            return self.param_refs[key]
-        qual = self.param_names.get(key, name)
-        if qual is None:
-            qual = f"_param_{len(self.param_refs)}"
-        base, k = qual, 1
-        while qual in self.by_name:
-            qual = f"{base}_{k}"
-            k += 1
-        attrs = self.tensor_attrs([tensor])
-        import torch
-        if key in self.buffer_ids or not isinstance(tensor, torch.nn.Parameter):
-            attrs["kind"] = "buffer"
-        self.add({"name": qual, "op": "parameter", "outputs": [tensor.numel() * tensor.element_size()],
-                  "persistent": True, "attrs": attrs})
-        self.keep_alive.append(tensor)
-        ref = Ref(qual + ":0")
-        self.param_refs[key] = ref
-        return ref
-
-    def input(self, name, value):
-        import torch
-        if isinstance(value, torch.Tensor):
-            self.add({"name": name, "op": "input", "outputs": [value.numel() * value.element_size()],
-                      "attrs": self.tensor_attrs([value])})
-            return Ref(name + ":0")
-        self.add({"name": name, "op": "input", "outputs": []})
-        return Ctrl(name)
-
-    # --- structures
-    def flatten_pair(self, struct, value, out):
-        """Walks a node's struct and runtime value together; appends (leaf, value) pairs."""
-        if isinstance(struct, (tuple, list)):
-            vals = value if isinstance(value, (tuple, list)) else [None] * len(struct)
-            for s, v in zip(struct, vals):
-                self.flatten_pair(s, v, out)
-        elif isinstance(struct, dict):
-            for k, s in struct.items():
-                self.flatten_pair(s, value.get(k) if isinstance(value, dict) else None, out)
-        elif struct is not None:
-            out.append((struct, value))
-
-    def op_node(self, name, op, target, arg_pairs, extra_params, result, *, module=None,
-                args=(), kwargs=None, schema_inplace=frozenset()):
-        """Emits one op node; returns the struct describing its result."""
-        import torch
-        kwargs = kwargs or {}
-        inputs, in_tensors, control = [], [], []
-        for leaf, value in arg_pairs:
-            if isinstance(leaf, LazyParam):
-                ref = self.param(leaf.tensor, leaf.name)
-                inputs.append(ref.ref)
-                in_tensors.append(leaf.tensor)
-            elif isinstance(leaf, Ref):
-                inputs.append(leaf.ref)
-                in_tensors.append(value)
-            elif isinstance(leaf, Ctrl):
-                if leaf.name not in control:
-                    control.append(leaf.name)
-        for tensor in extra_params:
-            inputs.append(self.param(tensor).ref)
-            in_tensors.append(tensor)
-        data_producers = {r.rsplit(":", 1)[0] for r in inputs}
-        control = [c for c in control if c not in data_producers]
-
-        # outputs: tensor leaves with elements get ports
-        ports = []
-
-        def walk(v):
-            if isinstance(v, torch.Tensor):
-                if v.numel() > 0:
-                    ports.append(v)
-                    return Ref(f"{name}:{len(ports) - 1}")
-                return Ctrl(name)
-            if isinstance(v, (tuple, list)) and not isinstance(v, torch.Size):
-                return type(v)(walk(x) for x in v) if not hasattr(v, "_fields") else tuple(walk(x) for x in v)
-            if isinstance(v, dict):
-                return {k: walk(x) for k, x in v.items()}
-            return Ctrl(name)
-
-        struct = walk(result)
-        node = {"name": name, "op": op, "inputs": inputs}
-        if control:
-            node["control"] = control
-        node["outputs"] = [t.numel() * t.element_size() for t in ports]
-
-        # aliasing: an output sharing storage with an input of this node
-        aliases, view, inplace, persistent = [], False, False, bool(ports)
-        in_ptrs = []
-        for ref, t in zip(inputs, in_tensors):
-            if isinstance(t, torch.Tensor) and t.numel() > 0:
-                in_ptrs.append((ref, t, _storage_ptr(t)))
-        for k, t in enumerate(ports):
-            src = None
-            ptr = _storage_ptr(t)
-            same = [(ref, it) for ref, it, p in in_ptrs if it is t]
-            if same:
-                src, inplace = same[0][0], True
-            else:
-                for ref, it, p in in_ptrs:
-                    if p == ptr and ptr != 0:
-                        src = ref
-                        if k in schema_inplace:
-                            inplace = True
-                        else:
-                            view = True
-                        break
-            aliases.append(src)
-            if src is None or src.rsplit(":", 1)[0] not in self.persistent:
-                persistent = False
-        is_view_only = bool(ports) and view and not inplace and all(a is not None for a in aliases)
-
-        if ports:
-            flops = 0.0 if is_view_only else estimate_flops(op, module, args, kwargs, in_tensors, ports)
-            if flops:
-                node["flops"] = float(flops)
-        if persistent:
-            node["persistent"] = True
-        attrs = self.tensor_attrs(ports) if ports else {}
-        if any(a is not None for a in aliases):
-            if len(ports) == 1:
-                attrs["alias"] = aliases[0]
-                if view:
-                    attrs["view"] = True
-                if inplace:
-                    attrs["inplace"] = True
-            else:
-                # one source per port (null: owns its storage), no flags (as split
-                # has in the shipped graphs)
-                attrs["alias"] = aliases
-        if self.phase:
-            attrs["phase"] = self.phase
-        attrs["target"] = target
-        node["attrs"] = attrs
-        self.add(node)
-        if persistent:
-            self.keep_alive.append(result)
-        return struct
-
-    # --- finishing
-    def finish(self, outputs, name, source):
-        # drop view nodes nobody reads (e.g. autograd's detach of saved tensors)
-        # and nodes without outputs nobody reads (e.g. the empty reserve tensor of
-        # batch norm, an _assert), repeatedly
-        out_names = {o.rsplit(":", 1)[0] for o in outputs}
-        while True:
-            read = set(out_names)
-            for n in self.nodes:
-                read.update(r.rsplit(":", 1)[0] for r in n.get("inputs", []))
-                read.update(n.get("control", []))
-            drop = [n for n in self.nodes
-                    if n["name"] not in read and n["op"] not in ("input", "parameter")
-                    and (not n["outputs"]
-                         or (n.get("attrs", {}).get("view") and not n["attrs"].get("inplace")))]
-            if not drop:
-                break
-            gone = {n["name"] for n in drop}
-            self.nodes = [n for n in self.nodes if n["name"] not in gone]
-        return {"format": "memopt-graph/1", "name": name, "source": source,
-                "nodes": self.nodes, "outputs": list(outputs)}
-
-
-def _module_params(mod):
-    tensors, seen = [], set()
-    for _, p in mod.named_parameters():
-        if id(p) not in seen:
-            seen.add(id(p))
-            tensors.append(p)
-    for _, b in mod.named_buffers():
-        if b is not None and id(b) not in seen:
-            seen.add(id(b))
-            tensors.append(b)
-    return tensors
-
-
-def _qualified_target(target):
-    from torch.fx.node import _get_qualified_name
-    try:
-        return _get_qualified_name(target)
-    except Exception:  # noqa: BLE001
-        return getattr(target, "__name__", str(target))
-
-
-def _make_recorder(gm, builder, placeholder_names, placeholder_params, loss_node=None):
-    """An fx Interpreter (ShapeProp) that emits graph nodes as it runs.
-
-    Node by node, with the real tensors at hand: shapes (node.meta["tensor_meta"] as
-    ShapeProp stores them), sizes, flops and aliasing (storage shared with an input of
-    the same node, which is alive at that moment).  Values are freed after their last
-    use as in any fx Interpreter, so the memory high-water mark is the model's own."""
-    import torch
-    from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
-    from torch.fx.node import map_arg, map_aggregate
-
-    class Recorder(ShapeProp):
-        def __init__(self, module):
-            super().__init__(module)
-            self.struct = {}
-            self.outputs = []
-            self.placeholder_index = 0
-
-        def run_node(self, n):
-            args, kwargs = self.fetch_args_kwargs_from_env(n)
-            # ShapeProp.run_node without its traceback print on failure
-            result = torch.fx.Interpreter.run_node(self, n)
-            found = []
-
-            def meta(obj):
-                if isinstance(obj, torch.Tensor):
-                    found.append(True)
-                    return _extract_tensor_metadata(obj)
-                return obj
-            tensor_meta = map_aggregate(result, meta)
-            if found:
-                n.meta["tensor_meta"] = tensor_meta
-            n.meta["type"] = type(result)
-            self.record(n, args, kwargs, result)
-            return result
-
-        def arg_pairs(self, n):
-            nodes = []
-            map_arg(n.args, lambda a: nodes.append(a))
-            map_arg(n.kwargs, lambda a: nodes.append(a))
-            pairs = []
-            for a in nodes:
-                builder.flatten_pair(self.struct[a], self.env.get(a), pairs)
-            return pairs
-
-        def record(self, n, args, kwargs, result):
-            if n.op == "placeholder":
-                i = self.placeholder_index
-                self.placeholder_index += 1
-                if i in placeholder_params:
-                    self.struct[n] = builder.param(result, placeholder_params[i])
-                else:
-                    self.struct[n] = builder.input(placeholder_names.get(i, n.name), result)
-                return
-            if n.op == "get_attr":
-                if isinstance(result, torch.Tensor):
-                    self.struct[n] = LazyParam(result, n.target)
-                    builder.keep_alive.append(result)
-                else:
-                    self.struct[n] = Ctrl(n.name)
-                return
-            if n.op == "output":
-                pairs = []
-                map_arg(n.args, lambda a: builder.flatten_pair(self.struct[a], self.env.get(a), pairs))
-                for leaf, _ in pairs:
-                    if isinstance(leaf, LazyParam):
-                        leaf = builder.param(leaf.tensor, leaf.name)
-                    if isinstance(leaf, Ref):
-                        self.outputs.append(leaf.ref)
-                return
-            # getitem picking an element of a multi-output node: fold into node:port
-            if n.op == "call_function" and n.target is operator.getitem and isinstance(n.args[0], torch.fx.Node):
-                src = self.struct[n.args[0]]
-                if isinstance(src, (tuple, list, dict)) and _has_ref(src):
-                    try:
-                        self.struct[n] = src[n.args[1]]
-                        return
-                    except (IndexError, KeyError, TypeError):
-                        pass
-            # getattr of a field of a namedtuple output (e.g. InceptionOutputs.logits): fold too
-            if n.op == "call_function" and n.target is getattr and isinstance(n.args[0], torch.fx.Node):
-                src, value = self.struct[n.args[0]], self.env.get(n.args[0])
-                fields = getattr(value, "_fields", None)
-                if isinstance(src, tuple) and fields and n.args[1] in fields and _has_ref(src):
-                    self.struct[n] = src[fields.index(n.args[1])]
-                    return
-            module, extra, schema_inplace = None, [], frozenset()
-            if n.op == "call_module":
-                module = gm.get_submodule(n.target)
-                cls = type(module)
-                op = snake(cls.__name__)
-                target = f"module:{cls.__module__}.{cls.__qualname__}"
-                extra = _module_params(module)
-            elif n.op == "call_method":
-                op = n.target
-                target = f"method:Tensor.{n.target}"
-            else:
-                t = n.target
-                if isinstance(t, torch._ops.OpOverload):
-                    op = t.overloadpacket.__name__
-                    target = str(t)
-                    schema_inplace = frozenset(
-                        i for i, r in enumerate(t._schema.returns)
-                        if r.alias_info is not None and r.alias_info.is_write)
-                else:
-                    op = getattr(t, "__name__", str(t))
-                    target = _qualified_target(t)
-            # training step: every node traced after the loss is backward
-            name = "gradients/" + n.name if builder.phase == "backward" else n.name
-            self.struct[n] = builder.op_node(
-                name, op, target, self.arg_pairs(n), extra, result, module=module,
-                args=args, kwargs=kwargs, schema_inplace=schema_inplace)
-            if n is loss_node:
-                builder.phase = "backward"
-
-    return Recorder(gm)
-
-
-def _has_ref(struct):
-    if isinstance(struct, (Ref, LazyParam)):
-        return True
-    if isinstance(struct, (tuple, list)):
-        return any(_has_ref(s) for s in struct)
-    if isinstance(struct, dict):
-        return any(_has_ref(s) for s in struct.values())
-    return False
-
-
-def _param_maps(model):
-    names, buffers = {}, set()
-    for qual, p in model.named_parameters():
-        names.setdefault(id(p), qual)
-    for qual, b in model.named_buffers():
-        if b is not None:
-            names.setdefault(id(b), qual)
-            buffers.add(id(b))
-    return names, buffers
-
-
-def _input_names(model, n_inputs):
-    try:
-        params = [p for p in inspect.signature(model.forward).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        names = [p.name for p in params[:n_inputs]]
-    except (TypeError, ValueError):
-        names = []
-    while len(names) < n_inputs:
-        names.append(f"x{len(names)}")
-    return names
-
-
-# --------------------------------------------------------------------------
-# tracers
-
-def fx_trace(model):
-    import torch
-    try:
-        return torch.fx.symbolic_trace(model), None
-    except Exception as e:  # noqa: BLE001
-        msg = str(e).strip().split("\n")[0]
-        msg = re.split(r"(?<=[a-z])\. ", msg)[0].rstrip(".")
-        return None, msg or type(e).__name__
-
-
-def needs_aten(gm):
-    """True if attention hides inside a leaf module or a wrapped function."""
-    import torch
-    for n in gm.graph.nodes:
-        if n.op == "call_module":
-            mod = gm.get_submodule(n.target)
-            if any(True for _ in mod.children()) and type(mod).__module__.startswith("torch.nn"):
-                return True
-            if "attention" in type(mod).__name__.lower():
-                return True
-        elif n.op == "call_function":
-            name = getattr(n.target, "__name__", "")
-            if "attention" in name.lower() and not isinstance(n.target, torch._ops.OpOverload):
-                return True
-    return False
-
-
-def export_fx(model, gm, inputs):
-    import torch
-    names, buffers = _param_maps(model)
-    builder = Builder(names, buffers)
-    rec = _make_recorder(gm, builder, {}, {})
-    with torch.no_grad():
-        rec.propagate(*inputs)
-    return builder, rec.outputs
-
-
-def _first_output(out):
-    import torch
-    if isinstance(out, torch.Tensor):
-        return out
-    if hasattr(out, "logits"):
-        return out.logits
-    if isinstance(out, dict):
-        return _first_output(out.get("out", next(iter(out.values()))))
-    if isinstance(out, (tuple, list)):
-        return _first_output(out[0])
-    raise ExportError(f"model output of type {type(out).__name__} has no tensor")
-
-
-def export_aten(model, inputs, train, seed):
-    import torch
-    import torch.nn.functional as F
-    from torch.fx.experimental.proxy_tensor import make_fx
-    from torch.nn.utils import stateless
-
-    params = dict(model.named_parameters())
-    buffers = {k: v for k, v in model.named_buffers() if v is not None}
-    names = _input_names(model, len(inputs))
-    n_params, n_buffers = len(params), len(buffers)
-
-    if train:
-        model.train()
-        with torch.no_grad():
-            probe = _first_output(model(*inputs))
-        # class dimension: 1 for [N, C] logits and dense [N, C, H, W...] outputs, the last
-        # one for token models' [N, L, V]; the target holds one class id per prediction
-        if probe.dim() == 3:
-            classes, tshape = probe.shape[-1], list(probe.shape[:-1])
-        elif probe.dim() >= 2:
-            classes, tshape = probe.shape[1], [probe.shape[0]] + list(probe.shape[2:])
-        else:
-            raise ExportError(f"model output of shape {list(probe.shape)} has no class dimension")
-        torch.manual_seed(seed + 1)
-        target = torch.randint(0, classes, tshape, dtype=torch.int64)
-        grad_params = [k for k, v in params.items() if v.requires_grad]
-
-        def step(params, buffers, *args):
-            x, target = args[:-1], args[-1]
-            out = _first_output(stateless.functional_call(model, {**params, **buffers}, x))
-            if out.dim() == 3:
-                loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), target.reshape(-1))
-            else:
-                loss = F.cross_entropy(out, target)
-            grads = torch.autograd.grad(loss, [params[k] for k in grad_params], allow_unused=True)
-            return (loss,) + tuple(g for g in grads if g is not None)
-
-        torch.manual_seed(seed + 2)
-        gm = make_fx(step)(params, buffers, *inputs, target)
-        run_inputs = list(params.values()) + list(buffers.values()) + list(inputs) + [target]
-        names = names + ["target"]
-    else:
-        model.eval()
-
-        def fwd(params, buffers, *args):
-            return stateless.functional_call(model, {**params, **buffers}, args)
-
-        gm = make_fx(fwd)(params, buffers, *inputs)
-        run_inputs = list(params.values()) + list(buffers.values()) + list(inputs)
-
-    qual = list(params.keys()) + list(buffers.keys())
-    placeholder_params = {i: q for i, q in enumerate(qual)}
-    placeholder_names = {len(qual) + i: nm for i, nm in enumerate(names)}
-    pnames, pbuffers = _param_maps(model)
-    builder = Builder(pnames, pbuffers)
-
-    loss_node = None
-    if train:
-        builder.phase = "forward"
-        out_node = [n for n in gm.graph.nodes if n.op == "output"][0]
-        loss_node = out_node.args[0][0]
-        # the node producing the loss (through a folded getitem)
-        while loss_node.op == "call_function" and loss_node.target is operator.getitem:
-            loss_node = loss_node.args[0]
-
-    rec = _make_recorder(gm, builder, placeholder_names, placeholder_params, loss_node)
-    with torch.no_grad():
-        rec.propagate(*run_inputs)
-    return builder, rec.outputs, n_params, n_buffers
-
-
-# --------------------------------------------------------------------------
 # ONNX
 
-def export_onnx(model, inputs, path, with_weights):
+def export_onnx(model, inputs, path, with_weights, opset=13):
     import torch
     import onnx
     from onnx import shape_inference
@@ -880,16 +252,15 @@ def export_onnx(model, inputs, path, with_weights):
     buf = io.BytesIO()
     try:
         with torch.no_grad():
-            torch.onnx.export(model, tuple(inputs), buf, opset_version=13,
+            torch.onnx.export(model, tuple(inputs), buf, opset_version=opset,
                               training=torch.onnx.TrainingMode.PRESERVE,
                               do_constant_folding=False, input_names=input_names,
                               output_names=["y"], export_params=True)
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"ONNX export failed: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
     proto = onnx.load_from_string(buf.getvalue())
-    # static shapes everywhere (checked before the data is removed)
-    inferred = shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
-    _check_static(inferred)
+    # consistent shapes (checked before the data is removed)
+    shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
     onnx.checker.check_model(proto)
     if not with_weights:
         stem = os.path.splitext(os.path.basename(path))[0]
@@ -908,10 +279,10 @@ def export_onnx(model, inputs, path, with_weights):
                 entry.key = key
                 entry.value = value
             offset += (length + 4095) // 4096 * 4096
-        # the graph-only model must still infer static shapes, and pass the checker
+        # the graph-only model must still infer shapes, and pass the checker
         # where no data is needed: a copy declaring the initializers as typed graph
         # inputs instead (the checker would try to open the unwritten .weights file)
-        _check_static(shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True))
+        shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
         onnx.checker.check_model(_without_initializers(proto))
     _write_bytes(path, proto.SerializeToString())
     return proto
@@ -935,32 +306,6 @@ def _tensor_bytes(t):
     if t.HasField("raw_data"):
         return t.raw_data
     return numpy_helper.to_array(t).tobytes()
-
-
-def _check_static(model):
-    graph = model.graph
-    infos = list(graph.value_info) + list(graph.output) + list(graph.input)
-    known = {vi.name: vi for vi in infos}
-    missing = []
-    for node in graph.node:
-        for out in node.output:
-            if not out:
-                continue
-            vi = known.get(out)
-            if vi is None or not _static(vi):
-                missing.append(out)
-    for vi in graph.output:
-        if not _static(vi):
-            missing.append(vi.name)
-    if missing:
-        raise ExportError(f"ONNX shape inference left {len(missing)} values without static shape (e.g. {missing[0]})")
-
-
-def _static(vi):
-    tt = vi.type.tensor_type
-    if not tt.HasField("shape"):
-        return False
-    return all(d.HasField("dim_value") for d in tt.shape.dim)
 
 
 # --------------------------------------------------------------------------
@@ -1010,7 +355,7 @@ def torch_versions():
 
 def describe_inputs(inputs):
     import torch
-    parts = [f"{list(t.shape)} {_dtype_name(t.dtype)}" if isinstance(t, torch.Tensor) else repr(t)
+    parts = [f"{list(t.shape)} {str(t.dtype).replace('torch.', '')}" if isinstance(t, torch.Tensor) else repr(t)
              for t in inputs]
     return ("input " if len(parts) == 1 else "inputs ") + ", ".join(parts)
 
@@ -1032,6 +377,7 @@ def parse_args(argv):
     p.add_argument("--output", "-o", help="output file (.json, or .json.gz for gzip); default <name>.json")
     p.add_argument("--onnx", help="also export the eval-mode model to this ONNX file (graph-only unless --onnx-weights)")
     p.add_argument("--onnx-weights", action="store_true", help="write a self-contained ONNX file with the weights")
+    p.add_argument("--opset", type=int, default=13, help="ONNX opset of --onnx (default 13)")
     p.add_argument("--input-shape", help="per-sample input shape without the batch, e.g. 3,224,224")
     p.add_argument("--seed", type=int, default=0, help="random seed (weights, inputs, targets; default 0)")
     p.add_argument("--tracer", choices=("auto", "fx", "aten"), default="auto",
@@ -1055,16 +401,27 @@ def parse_args(argv):
     return args
 
 
+def tracing():
+    """memopt.torch's tracers (the package python/memopt, which README command 1 installs)."""
+    try:
+        from memopt.torch import _trace
+    except ImportError as e:
+        raise ExportError(f"cannot import memopt.torch ({e}): run README command 1, or set "
+                          "PYTHONPATH to a build's python/ folder") from e
+    return _trace
+
+
 def aten_trace(model, inputs, train, seed):
     """export_aten's graph builder and outputs; a failure of the trace itself is an ExportError."""
+    t = tracing()
     try:
-        builder, outputs, _, _ = export_aten(model, inputs, train, seed)
-    except ExportError:
-        raise
+        recording = t.export_aten(model, inputs, train, seed)
+    except t.TraceError as e:
+        raise ExportError(str(e)) from e
     except Exception as e:  # noqa: BLE001
         what = "make_fx training trace" if train else "make_fx trace"
         raise ExportError(f"{what} failed: {type(e).__name__}: {_one_line(e)}") from e
-    return builder, outputs
+    return recording.builder, recording.outputs
 
 
 def run(args):
@@ -1079,7 +436,7 @@ def run(args):
     written = []
 
     if args.onnx:
-        export_onnx(model, inputs, args.onnx, args.onnx_weights)
+        export_onnx(model, inputs, args.onnx, args.onnx_weights, args.opset)
         written.append(args.onnx)
         if not args.output:
             return written, name, None, time.time() - t0
@@ -1100,12 +457,12 @@ def run(args):
         if args.tracer == "auto" and FORCED_ATEN.match(short) and args.model == short:
             use_aten = True
         if not use_aten:
-            gm, why = fx_trace(model)
+            gm, why = tracing().fx_trace(model)
             if gm is None:
                 if args.tracer == "fx":
                     raise ExportError(f"torch.fx.symbolic_trace failed: {why}")
                 use_aten = True
-            elif args.tracer == "auto" and needs_aten(gm):
+            elif args.tracer == "auto" and tracing().needs_aten(gm):
                 use_aten = True
                 gm = None
         if use_aten:
@@ -1116,9 +473,12 @@ def run(args):
             tracer = "aten"
         else:
             try:
-                builder, outputs = export_fx(model, gm, inputs)
+                recording = tracing().export_fx(model, gm, inputs)
+                builder, outputs = recording.builder, recording.outputs
             except ExportError:
                 raise
+            except tracing().TraceError as e:
+                raise ExportError(str(e)) from e
             except Exception as e:  # noqa: BLE001
                 raise ExportError(f"ShapeProp run of the fx graph failed: {type(e).__name__}: {_one_line(e)}") from e
             trace = ("torch.fx.symbolic_trace (module-level) + torch.fx.passes.shape_prop.ShapeProp, eval mode")

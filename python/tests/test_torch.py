@@ -11,8 +11,12 @@ import re
 import sys
 import unittest
 
-import torch
-from torch import nn
+try:
+    import torch
+    import torchvision  # noqa: F401 - the README journey's model
+    from torch import nn
+except ImportError:
+    raise unittest.SkipTest("PyTorch for this interpreter is not installed (scripts/install-deps.sh installs it)")
 
 import memopt
 import memopt.torch as mt
