@@ -16,7 +16,7 @@ import torch.fx
 from torch.autograd import DeviceType, profiler
 
 
-def _memory_events(prof):
+def memory_events(prof):
     """(start_us, bytes) of every allocation (+) and free (-), in the order they happened."""
     events = [e for e in prof.kineto_results.events() if e.name() == "[memory]" and e.device_type() == DeviceType.CPU]
     # the list is in recording order per thread; a stable sort by time keeps it within a microsecond
@@ -35,7 +35,7 @@ def _peak(deltas):
 def _cpu_peak(call):
     with profiler.profile(profile_memory=True) as prof:
         result = call()
-    return _peak(d for _, d in _memory_events(prof)), result
+    return _peak(d for _, d in memory_events(prof)), result
 
 
 def _cuda_peak(call, device):
@@ -69,7 +69,7 @@ def _per_node(module, inputs):
     starts = [r[0] for r in ranges]
     rows = {name: {"node": name, "allocated_bytes": 0, "freed_bytes": 0, "live_bytes": 0} for _, _, name in ranges}
     live = 0
-    for at, delta in _memory_events(prof):
+    for at, delta in memory_events(prof):
         live += delta
         i = bisect.bisect_right(starts, at) - 1
         if i < 0 or at > ranges[i][1]:

@@ -2,11 +2,11 @@
 
 `trace(model, inputs, train=True)` records the model (forward, and with train
 a cross-entropy loss and the gradients of every parameter) at the ATen level.
-The memopt graph `Step.graph` is the exporter's graph with two facts of the
+The memopt graph `Step.graph` is the exporter's graph with the facts of the
 call added: the tensors handed to it (inputs, weights) are allocated before it
-and held by the caller, so they are persistent; and the random draws keep their
+and held by the caller, so they are persistent; the random draws keep their
 traced order (control edges chain them), since each one reads and advances
-the same generator.
+the same generator; and each op's scratch, measured (_scratch.py).
 """
 
 import copy
@@ -16,6 +16,7 @@ import torch
 import memopt
 from memopt.torch._apply import is_random
 from memopt.torch._record import TraceError
+from memopt.torch._scratch import scratch_bytes
 from memopt.torch._trace import export_aten
 
 
@@ -26,9 +27,10 @@ class Step:
     the model's inputs, and with train the target); graph: the memopt.Graph
     planned for it; document: the memopt-graph/1 dict the exporter writes
     (inputs not persistent, random draws unchained); inputs: the flat tuple;
-    device: where the inputs live."""
+    device: where the inputs live; scratch: {memopt node: scratch bytes}
+    measured (empty when trace was told not to measure)."""
 
-    def __init__(self, recording, document):
+    def __init__(self, recording, document, measure_scratch):
         builder = recording.builder
         self.module = recording.module
         # the step computes its gradients itself: autograd must not record it (nor keep what it saves)
@@ -42,7 +44,14 @@ class Step:
         self._param_refs = builder.param_refs
         tensors = [t for t in self.inputs if isinstance(t, torch.Tensor)]
         self.device = tensors[0].device if tensors else torch.device("cpu")
-        self.graph = memopt.Graph.from_json(planning_document(document, self.origin))
+        self.scratch = {}
+        if measure_scratch:
+            for fx_node, bytes_ in scratch_bytes(self.module, self.inputs).items():
+                if fx_node not in self.name_of:
+                    raise TraceError(f"fx node {fx_node.name!r} allocates {bytes_} bytes of scratch "
+                                     "but has no node in memopt's graph")
+                self.scratch[self.name_of[fx_node]] = bytes_
+        self.graph = memopt.Graph.from_json(planning_document(document, self.origin, self.scratch))
 
     def param_ref(self, tensor):
         ref = self._param_refs.get(id(tensor))
@@ -58,13 +67,15 @@ class Step:
                 f"{len(self.inputs)} inputs on {self.device}>")
 
 
-def planning_document(document, origin):
-    """The exporter's graph as a call sees it: inputs persistent, random draws chained."""
+def planning_document(document, origin, scratch):
+    """The exporter's graph as a call sees it: inputs persistent, random draws chained, scratch counted."""
     doc = copy.deepcopy(document)
     previous_draw = None
     for node in doc["nodes"]:
         if node["op"] == "input":
             node["persistent"] = True
+        if node["name"] in scratch:
+            node["scratch_bytes"] = scratch[node["name"]]
         fx_node = origin.get(node["name"])
         if fx_node is not None and is_random(fx_node):
             if previous_draw is not None:
@@ -76,12 +87,13 @@ def planning_document(document, origin):
     return doc
 
 
-def trace(model, inputs, train=True, *, seed=0, name=None):
+def trace(model, inputs, train=True, *, seed=0, name=None, scratch=True):
     """Traces `model` on `inputs` (a tensor or a tuple of them) into a Step.
 
     With train, the step is loss = cross_entropy(model(*inputs), target) and
     torch.autograd.grad(loss, parameters) in train mode, the target drawn from
-    `seed` as scripts/export_torch.py draws it; without, the forward in eval mode."""
+    `seed` as scripts/export_torch.py draws it; without, the forward in eval mode.
+    scratch: run the step once more, node by node, to measure each op's scratch."""
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
     inputs = tuple(inputs)
@@ -98,4 +110,4 @@ def trace(model, inputs, train=True, *, seed=0, name=None):
     source = (f"memopt.torch.trace of {type(model).__module__}.{type(model).__qualname__}, "
               f"{'training step' if train else 'inference'}, torch {torch.__version__}")
     document = recording.builder.finish(recording.outputs, label, source)
-    return Step(recording, document)
+    return Step(recording, document, scratch)
