@@ -23,6 +23,7 @@
 // input of their size (attrs.may_alias). Subgraphs (If, Loop, Scan) are
 // refused by name.
 
+#include "fold.hpp"
 #include "ops.hpp"
 
 #include <memopt/io/graph_file.hpp>
@@ -42,6 +43,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -75,19 +77,6 @@ struct import_options {
 }
 
 namespace detail {
-
-/// Bytes per element of an ONNX TensorProto data type; 0 when it has no fixed size.
-[[nodiscard]] inline std::uint64_t element_bytes(std::int32_t type) {
-  using T = onnx::TensorProto;
-  switch (type) {
-    case T::BOOL: case T::INT8: case T::UINT8: return 1;
-    case T::INT16: case T::UINT16: case T::FLOAT16: case T::BFLOAT16: return 2;
-    case T::INT32: case T::UINT32: case T::FLOAT: return 4;
-    case T::INT64: case T::UINT64: case T::DOUBLE: case T::COMPLEX64: return 8;
-    case T::COMPLEX128: return 16;
-    default: return 0;  // UNDEFINED, STRING
-  }
-}
 
 [[nodiscard]] inline std::string dtype_name(std::int32_t type) {
   using T = onnx::TensorProto;
@@ -152,8 +141,12 @@ struct converter {
   std::unordered_map<std::string, tensor_type> types{};      ///< tensor → inferred type
   std::unordered_map<std::string, producer> producers{};     ///< tensor → where it is made
   std::unordered_map<std::string, const onnx::TensorProto*> initializers{};
+  std::unordered_map<std::string, constant_tensor> folded{};          ///< tensor → value computed by fold_node
+  std::unordered_map<std::string, std::set<std::string>> roots{};     ///< folded tensor → nodes its folding reads
+  std::unordered_set<std::string> graph_outputs{};
   std::unordered_set<std::string> node_names{};
   nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  std::vector<int> onnx_nodes{};  ///< per memopt node, the ONNX node's index (-1: initializer, input)
 
   [[nodiscard]] static std::string domain_of(const onnx::NodeProto& node) {
     return node.domain() == "ai.onnx" ? std::string() : node.domain();
@@ -309,6 +302,7 @@ struct converter {
     for (const auto& value : graph.input()) record(value);
     for (const auto& value : graph.value_info()) record(value);
     for (const auto& value : graph.output()) record(value);
+    for (const auto& [tensor, value] : folded) types[tensor] = {.element = value.element, .dims = value.dims};
   }
 
   /// The type of `tensor`, made by `maker` (a node or graph input); refuses an unknown one.
@@ -326,13 +320,15 @@ struct converter {
     throw format_error(maker, "tensor '" + tensor + "' " + problem);
   }
 
-  /// ONNX shape inference, strict, with type checks and data propagation, in
-  /// a child process: ONNX 1.12's inference functions crash on some malformed
-  /// models (fuzzing found weights of the wrong rank and constants whose data
-  /// does not match their dims), and a crash there must be a refusal, not
-  /// ours. The child sees initializers stored as external data as typed graph
+  /// ONNX shape inference, strict, with type checks and data propagation,
+  /// alternating with fold_node until neither learns more, in a child
+  /// process: ONNX 1.12's inference functions crash on some malformed models
+  /// (fuzzing found weights of the wrong rank and constants whose data does
+  /// not match their dims), and a crash there must be a refusal, not ours.
+  /// The child sees initializers stored as external data as typed graph
   /// inputs (their data is not here, and inference would read it) and sends
-  /// back the value infos and outputs it inferred, or ONNX's message.
+  /// back the value infos and outputs it inferred and the tensors it folded,
+  /// or the refusal.
   void infer_shapes() {
     int channel[2];
     if (pipe(channel) != 0) throw std::runtime_error("cannot create a pipe for ONNX shape inference");
@@ -369,12 +365,59 @@ struct converter {
       throw format_error("", "ONNX shape inference crashed on the model (it is malformed)");
     }
     if (reply[0] == 'E') throw format_error("", "shape inference failed: " + reply.substr(1));
+    if (reply[0] == 'F') {  // a folding refusal: the node, a newline, the message
+      const auto end = reply.find('\n');
+      throw format_error(reply.substr(1, end - 1), reply.substr(end + 1));
+    }
     if (reply[0] != 'O' || !inferred.ParseFromArray(reply.data() + 1, static_cast<int>(reply.size() - 1))) {
       throw format_error("", "ONNX shape inference crashed on the model (it is malformed)");
     }
     auto& graph = *model.mutable_graph();
     graph.mutable_value_info()->Swap(inferred.mutable_value_info());
     graph.mutable_output()->Swap(inferred.mutable_output());
+    for (const auto& t : inferred.initializer()) folded.emplace(t.name(), *tensor_value(t, ""));
+  }
+
+  /// One round of folding over the model's nodes in order, each seeing what
+  /// earlier ones folded: the nodes it folds (also added to `done`), their outputs added to `known`.
+  [[nodiscard]] static std::vector<int> fold_round(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& all,
+                                       std::unordered_map<std::string, constant_tensor>& known,
+                                       const std::unordered_map<std::string, shape>& shapes, std::unordered_set<int>& done) {
+    std::vector<int> round;
+    const auto value = [&](const std::string& t) {
+      const auto it = known.find(t);
+      return it == known.end() ? nullptr : &it->second;
+    };
+    const auto shape_of = [&](const std::string& t) -> const shape* {
+      if (const auto it = known.find(t); it != known.end()) return &it->second.dims;
+      const auto it = shapes.find(t);
+      return it == shapes.end() ? nullptr : &it->second;
+    };
+    for (int i = 0; i < all.size(); ++i) {
+      const auto& node = all.Get(i);
+      if (node.output_size() == 0 || done.contains(i)) continue;
+      auto outputs = fold_node(node, display_name(node, i), value, shape_of);
+      if (!outputs || outputs->size() != static_cast<std::size_t>(node.output_size())) continue;
+      for (int port = 0; port < node.output_size(); ++port) {
+        if (!node.output(port).empty()) known[node.output(port)] = std::move((*outputs)[static_cast<std::size_t>(port)]);
+      }
+      done.insert(i);
+      round.push_back(i);
+    }
+    return round;
+  }
+
+  /// The static shapes ONNX's inference gave `graph`'s tensors.
+  [[nodiscard]] static std::unordered_map<std::string, shape> static_shapes(const onnx::GraphProto& graph) {
+    std::unordered_map<std::string, shape> shapes;
+    const auto record = [&](const onnx::ValueInfoProto& value) {
+      std::string problem;
+      if (auto t = static_type(value.type(), problem)) shapes.emplace(value.name(), std::move(t->dims));
+    };
+    for (const auto& value : graph.input()) record(value);
+    for (const auto& value : graph.value_info()) record(value);
+    for (const auto& value : graph.output()) record(value);
+    return shapes;
   }
 
   /// In the child: 'O' and a graph holding the inferred value infos and
@@ -394,13 +437,39 @@ struct converter {
       all.erase(std::remove_if(all.begin(), all.end(),
                                [](const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL; }),
                 all.end());
+      std::unordered_map<std::string, constant_tensor> known;
+      for (const auto& init : graph.initializer()) {
+        if (auto value = tensor_value(init, "")) known.emplace(init.name(), std::move(*value));
+      }
+      const auto original = graph.node();
+      std::unordered_set<int> done;
+      onnx::GraphProto shapes;  // the reply: value infos, outputs, and the folded tensors as initializers
       onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_propagation=*/true);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
-      onnx::GraphProto shapes;
+      for (;;) {
+        graph.clear_value_info();
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+        const auto round = fold_round(original, known, static_shapes(graph), done);
+        if (round.empty()) break;
+        // Folded nodes leave the graph ONNX infers; their outputs become initializers it reads.
+        for (const int i : round) {
+          for (const auto& tensor : original.Get(i).output()) {
+            if (tensor.empty()) continue;
+            *graph.add_initializer() = tensor_proto(tensor, known.at(tensor));
+            *shapes.add_initializer() = tensor_proto(tensor, known.at(tensor));
+          }
+        }
+        graph.clear_node();
+        for (int i = 0; i < original.size(); ++i) {
+          if (!done.contains(i)) *graph.add_node() = original.Get(i);
+        }
+      }
       shapes.mutable_value_info()->Swap(graph.mutable_value_info());
       shapes.mutable_output()->Swap(graph.mutable_output());
       std::string reply = "O";
       return shapes.AppendToString(&reply) ? reply : "Ecannot serialise the inferred shapes";
+    } catch (const format_error& e) {
+      const std::string what = e.what();
+      return "F" + e.node + "\n" + (e.node.empty() ? what : what.substr(what.find("': ") + 3));
     } catch (const std::exception& e) {
       return "E" + first_line(e.what());
     }
@@ -439,6 +508,7 @@ struct converter {
     j["attrs"] = {{"shape", shape_json(t.dims)}, {"dtype", dtype_name(t.element)}};
     if (name != tensor) j["attrs"]["tensor"] = tensor;
     nodes.push_back(std::move(j));
+    onnx_nodes.push_back(-1);
     producers[tensor] = {name, 0, persistent};
   }
 
@@ -462,7 +532,35 @@ struct converter {
     return {};
   }
 
+  /// Whether `node` only computes folded values: it leaves the graph, unless it makes a graph output.
+  [[nodiscard]] bool is_shape_only(const onnx::NodeProto& node) const {
+    return node.output_size() > 0 && std::ranges::all_of(node.output(), [&](const std::string& t) {
+             return t.empty() || (folded.contains(t) && !graph_outputs.contains(t));
+           });
+  }
+
+  /// The nodes a folded tensor's computation reads, for the control edges
+  /// that keep the ONNX file's order valid: its node when that is in the
+  /// graph, else what its node's inputs need.
+  void record_roots(const onnx::NodeProto& node) {
+    std::set<std::string> needs;
+    for (const auto& tensor : node.input()) {
+      if (const auto it = roots.find(tensor); it != roots.end()) {
+        needs.insert(it->second.begin(), it->second.end());
+      } else if (const auto made = producers.find(tensor); made != producers.end() && !made->second.persistent) {
+        needs.insert(made->second.node);
+      }
+    }
+    for (const auto& tensor : node.output()) {
+      if (!tensor.empty()) roots[tensor] = needs;
+    }
+  }
+
   void add_node(const onnx::NodeProto& node, int index) {
+    if (is_shape_only(node)) {
+      record_roots(node);
+      return;
+    }
     const std::string where = display_name(node, index);
     nlohmann::ordered_json j;
     const std::string name =
@@ -473,10 +571,19 @@ struct converter {
 
     nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
     std::vector<shape> input_shapes;
-    std::vector<std::optional<producer>> operands;  // per ONNX input, empty when omitted
+    std::vector<std::optional<producer>> operands;  // per ONNX input, empty when omitted or folded
+    std::set<std::string> control;
     bool reads_only_persistent = true;
+    bool reads_any = false;
     for (const auto& tensor : node.input()) {
       if (tensor.empty()) {
+        operands.emplace_back();
+        continue;
+      }
+      reads_any = true;
+      if (const auto it = roots.find(tensor); it != roots.end()) {
+        control.insert(it->second.begin(), it->second.end());
+        input_shapes.push_back(type_of(tensor, where).dims);
         operands.emplace_back();
         continue;
       }
@@ -486,7 +593,7 @@ struct converter {
       reads_only_persistent = reads_only_persistent && p.persistent;
       operands.push_back(p);
     }
-    const bool persistent = node.op_type() == "Constant" || (!inputs.empty() && reads_only_persistent);
+    const bool persistent = node.op_type() == "Constant" || (reads_any && reads_only_persistent);
 
     nlohmann::ordered_json sizes = nlohmann::ordered_json::array();
     std::vector<shape> output_shapes;
@@ -508,7 +615,11 @@ struct converter {
                                       "' (a tensor is made once)");
       }
     }
+    for (const auto& read : operands) {
+      if (read) control.erase(read->node);
+    }
     if (!inputs.empty()) j["inputs"] = std::move(inputs);
+    if (!control.empty()) j["control"] = control;
     j["outputs"] = std::move(sizes);
     if (persistent) j["persistent"] = true;
     const double flops = estimate_flops(node.op_type(), input_shapes, output_shapes,
@@ -522,6 +633,7 @@ struct converter {
     add_aliases(node, operands, attrs);
     if (!attrs.empty()) j["attrs"] = std::move(attrs);
     nodes.push_back(std::move(j));
+    onnx_nodes.push_back(index);
   }
 
   /// A view's output 0 lives in its first input's storage; an element-wise
@@ -557,6 +669,7 @@ struct converter {
       if (init.name().empty()) throw format_error("", "an initializer has no name");
       initializers.emplace(init.name(), &init);
     }
+    for (const auto& output : graph.output()) graph_outputs.insert(output.name());
     // Graph inputs that are also initializers (IR < 4) are weights with a default.
     for (const auto& input : graph.input()) {
       if (!initializers.contains(input.name()) && !producers.contains(input.name())) add_source(input.name(), false);
@@ -582,22 +695,67 @@ struct converter {
 
 }  // namespace detail
 
-/// The memopt-graph/1 document of an ONNX model. Throws format_error.
-[[nodiscard]] inline nlohmann::ordered_json to_graph_json(onnx::ModelProto model, const import_options& options = {}) {
-  return detail::converter{model, options}.convert();
+/// A model as memopt sees it: its memopt-graph/1 document and, for each node
+/// of the document, the index of the ONNX node it stands for (-1 for an
+/// initializer or a graph input). ONNX nodes of shape arithmetic have no node.
+struct imported_model {
+  nlohmann::ordered_json doc;
+  std::vector<int> onnx_nodes;
+};
+
+/// `model` imported. Throws format_error.
+[[nodiscard]] inline imported_model import_model(onnx::ModelProto model, const import_options& options = {}) {
+  detail::converter converter{model, options};
+  auto doc = converter.convert();
+  return {std::move(doc), std::move(converter.onnx_nodes)};
 }
 
-/// The memopt-graph/1 document of an ONNX file, named after the file
-/// (exporters give every graph the same name: torch's are all "torch_jit").
-/// Throws format_error.
-[[nodiscard]] inline nlohmann::ordered_json read_graph_json(const std::string& path, const import_options& options = {}) {
+/// The memopt-graph/1 document of an ONNX model. Throws format_error.
+[[nodiscard]] inline nlohmann::ordered_json to_graph_json(onnx::ModelProto model, const import_options& options = {}) {
+  return import_model(std::move(model), options).doc;
+}
+
+/// The ONNX model in the file at `path`. Throws format_error.
+[[nodiscard]] inline onnx::ModelProto read_model(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw format_error("", "cannot open " + path);
   std::ostringstream bytes;
   bytes << file.rdbuf();
-  auto doc = to_graph_json(parse_model(bytes.str()), options);
-  doc["name"] = std::filesystem::path(path).stem().string();
-  return doc;
+  return parse_model(bytes.str());
+}
+
+/// The model in the file at `path` imported, its graph named after the file
+/// (exporters give every graph the same name: torch's are all "torch_jit").
+/// Throws format_error.
+[[nodiscard]] inline imported_model import_file(const std::string& path, const import_options& options = {}) {
+  auto imported = import_model(read_model(path), options);
+  imported.doc["name"] = std::filesystem::path(path).stem().string();
+  return imported;
+}
+
+/// The ONNX value each buffer "node:port" of `imported` (from `model`) holds.
+[[nodiscard]] inline std::unordered_map<std::string, std::string> value_names(const onnx::ModelProto& model,
+                                                                           const imported_model& imported) {
+  std::unordered_map<std::string, std::string> names;
+  const auto& nodes = imported.doc["nodes"];
+  for (std::size_t v = 0; v < nodes.size(); ++v) {
+    const std::string name = nodes[v]["name"];
+    if (imported.onnx_nodes[v] < 0) {  // an initializer or graph input, named after its tensor unless renamed
+      const auto& attrs = nodes[v]["attrs"];
+      names.emplace(name + ":0", attrs.contains("tensor") ? attrs["tensor"].get<std::string>() : name);
+      continue;
+    }
+    const auto& outputs = model.graph().node(imported.onnx_nodes[v]).output();
+    for (int port = 0; port < outputs.size(); ++port) {
+      if (!outputs[port].empty()) names.emplace(name + ":" + std::to_string(port), outputs[port]);
+    }
+  }
+  return names;
+}
+
+/// The memopt-graph/1 document of an ONNX file, named after the file. Throws format_error.
+[[nodiscard]] inline nlohmann::ordered_json read_graph_json(const std::string& path, const import_options& options = {}) {
+  return import_file(path, options).doc;
 }
 
 /// An ONNX file as a graph memopt's algorithms run on. Throws format_error.

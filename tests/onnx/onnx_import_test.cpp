@@ -2,13 +2,14 @@
 // syntax at test time, their weights as external data that does not exist
 // (only shapes matter), checked node by node with hand-computed sizes, flops
 // and peaks; every defect refused naming the node or tensor.
+#include "onnx_test_support.hpp"
+
 #include <onnx_import/model.hpp>
 
 #include <memopt/liveness.hpp>
 #include <memopt/schedule.hpp>
 
 #include <doctest/doctest.h>
-#include <onnx/defs/parser.h>
 
 #include <cstdint>
 #include <fstream>
@@ -19,12 +20,8 @@ namespace {
 
 const std::string data_dir = MEMOPT_DATA_DIR;
 
-onnx::ModelProto model_of(const std::string& text) {
-  onnx::ModelProto model;
-  const auto status = onnx::OnnxParser::Parse(model, text.c_str());
-  REQUIRE_MESSAGE(status.IsOK(), status.ErrorMessage());
-  return model;
-}
+using memopt::testing::model_of;
+using memopt::testing::node_named;
 
 /// A float32 weight of `dims` whose data lives in a file that does not exist.
 void add_weight(onnx::ModelProto& model, const std::string& name, const std::vector<std::int64_t>& dims) {
@@ -47,15 +44,6 @@ std::string refusal(const onnx::ModelProto& model, const onnx_import::import_opt
   }
   FAIL("the model was accepted");
   return {};
-}
-
-const nlohmann::ordered_json& node_named(const nlohmann::ordered_json& doc, const std::string& name) {
-  for (const auto& node : doc["nodes"]) {
-    if (node["name"] == name) return node;
-  }
-  FAIL("no node " << name);
-  static const nlohmann::ordered_json none;
-  return none;
 }
 
 std::uint64_t program_peak(const nlohmann::ordered_json& doc, bool storage_aliases) {
