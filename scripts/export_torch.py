@@ -5,6 +5,10 @@ Usage:
   scripts/export_torch.py MODEL [--train] [--batch N] [--output FILE]
                           [--onnx FILE [--onnx-weights]] [--input-shape 3,224,224]
                           [--seed S] [--tracer auto|fx|aten] [--model-arg KEY=VALUE ...]
+                          [--opset N] [--scratch]
+
+A command line over memopt.torch's tracers (python/memopt/torch/): the package
+README command 1 installs, or PYTHONPATH=<build>/python.
 
 MODEL is either
   * a torchvision model name (resnet18, mobilenet_v2, vit_b_16, ... anything in
@@ -42,7 +46,10 @@ shipped graphs were (examples/data/README.md, "How the graphs were made"):
     its first tensor (.logits, ["out"]).
 Sizes are numel * element_size; aliasing (views / in-place results, found by
 storage sharing during the ShapeProp run) is recorded in attrs.alias with
-attrs.view or attrs.inplace; flops use the README formula.
+attrs.view or attrs.inplace; flops use the README formula.  --scratch runs the
+traced module once more, node by node under the profiler, and records what each
+op allocates and frees before it returns as its "scratch_bytes" (what torch
+allocates depends on the kernel it picks, so it is measured).
 Details that the shipped graphs (examples/data/*.json) pin down, and this script
 reproduces byte for byte for every torchvision file there:
   * an output that is the very input object (ReLU(inplace=True), eval Dropout,
@@ -385,6 +392,8 @@ def parse_args(argv):
     p.add_argument("--model-arg", action="append", metavar="KEY=VALUE",
                    help="keyword argument for the model builder / callable (repeatable)")
     p.add_argument("--name", help="graph name (default <model>_<infer|train>_b<N>)")
+    p.add_argument("--scratch", action="store_true",
+                   help="measure each op's scratch (memory it frees before returning) and record it as scratch_bytes")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     p.add_argument("--verbose", "-v", action="store_true",
                    help="show Python warnings and the traceback of an error")
@@ -421,7 +430,7 @@ def aten_trace(model, inputs, train, seed):
     except Exception as e:  # noqa: BLE001
         what = "make_fx training trace" if train else "make_fx trace"
         raise ExportError(f"{what} failed: {type(e).__name__}: {_one_line(e)}") from e
-    return recording.builder, recording.outputs
+    return recording
 
 
 def run(args):
@@ -445,7 +454,7 @@ def run(args):
             f"dtype float32; mode {'training step' if args.train else 'inference'}; ")
     torch.manual_seed(args.seed + 3)
     if args.train:
-        builder, outputs = aten_trace(model, inputs, True, args.seed)
+        recording = aten_trace(model, inputs, True, args.seed)
         source = head + ("torch.fx.experimental.proxy_tensor.make_fx joint trace of forward + cross_entropy loss"
                          " + torch.autograd.grad(loss, params) (train mode), ShapeProp shapes; random init")
         tracer = "aten"
@@ -466,7 +475,7 @@ def run(args):
                 use_aten = True
                 gm = None
         if use_aten:
-            builder, outputs = aten_trace(model, inputs, False, args.seed)
+            recording = aten_trace(model, inputs, False, args.seed)
             trace = "torch.fx.experimental.proxy_tensor.make_fx (ATen-level) forward trace, eval mode, + ShapeProp shapes"
             if why:
                 trace = f"torch.fx.symbolic_trace failed ({why}); fell back to " + trace
@@ -474,7 +483,6 @@ def run(args):
         else:
             try:
                 recording = tracing().export_fx(model, gm, inputs)
-                builder, outputs = recording.builder, recording.outputs
             except ExportError:
                 raise
             except tracing().TraceError as e:
@@ -484,11 +492,25 @@ def run(args):
             trace = ("torch.fx.symbolic_trace (module-level) + torch.fx.passes.shape_prop.ShapeProp, eval mode")
             tracer = "fx"
         source = head + trace + "; random init"
-    graph = builder.finish(outputs, name, source)
+    graph = recording.builder.finish(recording.outputs, name, source)
+    if args.scratch:
+        record_scratch(graph, recording)
     out = args.output or f"{name}.json"
     write_graph(graph, out)
     written.append(out)
     return written, name, (graph, tracer), time.time() - t0
+
+
+def record_scratch(graph, recording):
+    """Adds each op's scratch, measured by running the traced module node by node, as "scratch_bytes"."""
+    from memopt.torch._scratch import node_scratch
+    nodes = {n["name"]: n for n in graph["nodes"]}
+    name_of = {fx: name for name, fx in recording.builder.origin.items() if name in nodes}
+    try:
+        for name, bytes_ in node_scratch(recording.module, recording.inputs, name_of).items():
+            nodes[name]["scratch_bytes"] = bytes_
+    except tracing().TraceError as e:
+        raise ExportError(str(e)) from e
 
 
 def _one_line(e):

@@ -13,6 +13,7 @@ import torch.fx
 from torch.autograd import profiler
 
 from memopt.torch._measure import memory_events
+from memopt.torch._record import TraceError
 
 
 def _peak_above_kept(deltas):
@@ -41,3 +42,17 @@ def scratch_bytes(module, inputs):
     with torch.no_grad():
         meter.run(*inputs)
     return {n: b for n, b in meter.scratch.items() if b > 0}
+
+
+def node_scratch(module, inputs, name_of):
+    """{memopt node name: scratch bytes}, name_of mapping fx nodes to memopt names.
+
+    An fx node memopt's graph leaves out (a folded getitem, a view nobody reads)
+    must allocate nothing: one that does is an error naming it."""
+    scratch = {}
+    for fx_node, bytes_ in scratch_bytes(module, inputs).items():
+        if fx_node not in name_of:
+            raise TraceError(f"fx node {fx_node.name!r} allocates {bytes_} bytes of scratch "
+                             "but has no node in memopt's graph")
+        scratch[name_of[fx_node]] = bytes_
+    return scratch

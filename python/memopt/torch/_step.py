@@ -16,7 +16,7 @@ import torch
 import memopt
 from memopt.torch._apply import is_random
 from memopt.torch._record import TraceError
-from memopt.torch._scratch import scratch_bytes
+from memopt.torch._scratch import node_scratch
 from memopt.torch._trace import export_aten
 
 
@@ -44,13 +44,7 @@ class Step:
         self._param_refs = builder.param_refs
         tensors = [t for t in self.inputs if isinstance(t, torch.Tensor)]
         self.device = tensors[0].device if tensors else torch.device("cpu")
-        self.scratch = {}
-        if measure_scratch:
-            for fx_node, bytes_ in scratch_bytes(self.module, self.inputs).items():
-                if fx_node not in self.name_of:
-                    raise TraceError(f"fx node {fx_node.name!r} allocates {bytes_} bytes of scratch "
-                                     "but has no node in memopt's graph")
-                self.scratch[self.name_of[fx_node]] = bytes_
+        self.scratch = node_scratch(self.module, self.inputs, self.name_of) if measure_scratch else {}
         self.graph = memopt.Graph.from_json(planning_document(document, self.origin, self.scratch))
 
     def param_ref(self, tensor):
