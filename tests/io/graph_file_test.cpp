@@ -167,6 +167,22 @@ TEST_CASE("read_graph: a .json.gz reads as its JSON and a truncated one is refus
   std::filesystem::remove(cut);
 }
 
+TEST_CASE("parse_graph: scratch_bytes is read, counted at its node's step, and refused when not a size") {
+  // x (4) -> conv (8, scratch 100) -> y (2): steps 4, 4 + 8 + 100, 8 + 2.
+  const auto g = io::parse_graph(graph_with(
+      R"({"name": "x", "outputs": [4]}, {"name": "conv", "outputs": [8], "inputs": ["x:0"], "scratch_bytes": 100},)"
+      R"({"name": "y", "outputs": [2], "inputs": ["conv:0"]})"));
+  CHECK(g[0].scratch_bytes == 0);
+  CHECK(g[1].scratch_bytes == 100);
+  CHECK(memopt::liveness(g, memopt::program_order(g)).timeline == std::vector<std::uint64_t>{4, 112, 10});
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "scratch_bytes": -3})")) ==
+        "node 'a': scratch_bytes -3 is negative");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "scratch_bytes": "big"})")) ==
+        "node 'a': scratch_bytes \"big\" is not a number");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "scratch_bytes": 1.5})")) ==
+        "node 'a': scratch_bytes 1.5 is not a whole number of bytes");
+}
+
 TEST_CASE("read_graph: a missing file") {
   CHECK_THROWS_WITH_AS((void)io::read_graph("/nonexistent/graph.json"),
                        "cannot open /nonexistent/graph.json", io::format_error);

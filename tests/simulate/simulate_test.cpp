@@ -60,6 +60,21 @@ const std::string fork_join = R"([
 
 }  // namespace
 
+TEST_CASE("an op's scratch is in its device's memory during its run only, with or without unread outputs") {
+  // a (10) -> b (20, scratch 100) -> c (5, unread): steps 10, 130, 25; c dropped without unread outputs.
+  const auto g = graph_of(R"([
+    {"name": "a", "op": "input", "outputs": [10]},
+    {"name": "b", "op": "op", "outputs": [20], "inputs": ["a:0"], "scratch_bytes": 100},
+    {"name": "c", "op": "op", "outputs": [5], "inputs": ["b:0"]}])");
+  const sim::machine m;
+  const auto r = sim::simulate(g, m, sim::one_device(g), sim::fixed_cost{10}, sim::fifo{});
+  CHECK(r.devices[0].memory.timeline == std::vector<std::uint64_t>{10, 130, 25});
+  CHECK(sim::tensors_at_peak(r, 0).size() == 2);  // a and b; the scratch is no tensor
+  const auto grappler = sim::simulate(g, m, sim::one_device(g), sim::fixed_cost{10}, sim::fifo{},
+                                      {.memory = {.count_unread_outputs = false}});
+  CHECK(grappler.devices[0].memory.timeline == std::vector<std::uint64_t>{10, 130, 20});
+}
+
 TEST_CASE("a chain on one device: times from a fixed cost, the liveness peak") {
   const auto g = graph_of(chain, R"(["d:0"])");
   const sim::machine m;
