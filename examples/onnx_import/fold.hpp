@@ -1,7 +1,7 @@
 #pragma once
 // Constant evaluation of the small integer tensors of an ONNX model's shape
 // arithmetic (Shape -> Gather -> Concat -> Reshape, Slice bounds from Div,
-// Range, ConstantOfShape, Where ...), where ONNX 1.12's shape inference
+// Range, ConstantOfShape, Where, Transpose ...), where ONNX 1.12's shape inference
 // stops: fold_node computes a node's outputs from its inputs' values and
 // shapes. Integer and bool tensors of at most max_folded_elements elements
 // are folded; anything else (floats, unknown inputs, other ops) is not.
@@ -163,6 +163,7 @@ class node_folder {
     if (op == "Squeeze") return one(squeeze());
     if (op == "Reshape") return one(reshape());
     if (op == "Expand") return one(broadcast_to(*input(0), int_list(1)));
+    if (op == "Transpose") return one(transpose());
     if (op == "Range") return one(range());
     if (op == "ConstantOfShape") return one(constant_of_shape());
     if (op == "Where") return one(where());
@@ -465,6 +466,36 @@ class node_folder {
     constant_tensor out{.element = in.element, .dims = {}, .values = in.values};
     for (std::size_t a = 0; a < in.dims.size(); ++a) {
       if (!removed[a]) out.dims.push_back(in.dims[a]);
+    }
+    return out;
+  }
+
+  result transpose() const {
+    const constant_tensor& in = *input(0);
+    const std::size_t rank = in.dims.size();
+    std::vector<std::size_t> perm;
+    if (const auto* given = attribute("perm")) {
+      std::vector<bool> used(rank, false);
+      for (const std::int64_t axis : given->ints()) {
+        if (axis < 0 || static_cast<std::size_t>(axis) >= rank || used[static_cast<std::size_t>(axis)]) {
+          throw fault("has a perm that is not a permutation of its " + std::to_string(rank) + " axes");
+        }
+        used[static_cast<std::size_t>(axis)] = true;
+        perm.push_back(static_cast<std::size_t>(axis));
+      }
+      if (perm.size() != rank) throw fault("has a perm that is not a permutation of its " + std::to_string(rank) + " axes");
+    } else {
+      for (std::size_t a = rank; a-- > 0;) perm.push_back(a);
+    }
+    shape dims;
+    for (const std::size_t a : perm) dims.push_back(in.dims[a]);
+    constant_tensor out{.element = in.element, .dims = dims, .values = std::vector<std::int64_t>(in.values.size())};
+    const auto in_strides = strides_of(in.dims);
+    const auto out_strides = strides_of(dims);
+    for (std::size_t k = 0; k < out.values.size(); ++k) {
+      std::size_t from = 0;
+      for (std::size_t a = 0; a < rank; ++a) from += k / out_strides[a] % static_cast<std::size_t>(dims[a]) * in_strides[perm[a]];
+      out.values[k] = in.values[from];
     }
     return out;
   }

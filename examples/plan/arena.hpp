@@ -14,7 +14,10 @@
 // repeats), for a graph the order (node names) its lifetimes come from, and
 // offsets: each row's id ("node:port") -> offset, size, lower, upper (its
 // lifetime [lower, upper) in steps). --output
-// writes the plan as MiniMalloc CSV with an offset column.
+// writes the plan as MiniMalloc CSV with an offset column. For an ONNX model,
+// --value-offsets FILE.json writes {"arena_bytes", "values": {ONNX value name:
+// {"offset", "size"}}} for the tensors in the arena (not weights, not the
+// shape arithmetic the importer folds).
 // A graph's views and in-place results live in their source's storage: one
 // block per storage; an alias's row has an empty lifetime and its storage's
 // offset (--no-alias: every output its own block). With --alias, an output
@@ -41,6 +44,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -182,11 +186,40 @@ inline std::pair<nlohmann::ordered_json, heap_plan> arena_json(const arena_input
   return {std::move(out), std::move(r.plan)};
 }
 
+/// Writes the arena plan of the ONNX model `model` to `path`, keyed by ONNX value names.
+inline void write_value_offsets(const graph_argument& model, const arena_input& in, const heap_plan& plan,
+                                const std::string& path) {
+#ifdef MEMOPT_WITH_ONNX
+  const auto imported = import_onnx(model);
+  const auto names = onnx_import::value_names(onnx_import::read_model(model.path), imported);
+  std::unordered_map<std::string, std::uint64_t> bytes;  // a view's row has none: its tensor's size
+  for (const auto& node : imported.doc["nodes"]) {
+    for (std::size_t port = 0; port < node["outputs"].size(); ++port) {
+      bytes.emplace(node["name"].get<std::string>() + ":" + std::to_string(port), node["outputs"][port].get<std::uint64_t>());
+    }
+  }
+  nlohmann::ordered_json out;
+  out["arena_bytes"] = plan.arena_bytes;
+  auto& values = out["values"] = nlohmann::ordered_json::object();
+  for (std::size_t b = 0; b < in.problem.buffers.size(); ++b) {
+    const auto& id = in.problem.ids[b];
+    values[names.at(id)] = {{"offset", plan.offsets[b]}, {"size", bytes.at(id)}};
+  }
+  std::ofstream file(path, std::ios::binary);
+  file << out.dump(1) << '\n';
+  if (!file) throw cli_error("cannot write " + path);
+#else
+  static_cast<void>(in), static_cast<void>(plan), static_cast<void>(path);
+  static_cast<void>(onnx_document(model));  // says this build reads no ONNX
+#endif
+}
+
 inline command add_arena_command(CLI::App& app) {
   struct options {
     graph_argument input;
     arena_request request;
     std::string output;
+    std::string value_offsets;
   };
   auto opts = std::make_shared<options>();
   auto& request = opts->request;
@@ -202,6 +235,8 @@ inline command add_arena_command(CLI::App& app) {
                   "the input only")
       ->check(whole_number());
   cmd->add_option("--output", opts->output, "write the plan as CSV with an offset column");
+  cmd->add_option("--value-offsets", opts->value_offsets,
+                  "ONNX input: write the plan as JSON, ONNX value name -> offset and size");
   cmd->add_option("--schedule", request.schedule, "graph input: the scheduler lifetimes come from")
       ->capture_default_str()
       ->check(CLI::IsMember(schedule::names()));
@@ -212,6 +247,9 @@ inline command add_arena_command(CLI::App& app) {
   return {cmd, [opts] {
             opts->request.stop = &interrupted;
             const auto& path = opts->input.path;
+            if (!opts->value_offsets.empty() && !is_onnx(opts->input)) {
+              throw cli_error("--value-offsets names ONNX values, and " + path + " is not an ONNX model");
+            }
             try {
               static_cast<void>(heap::by_name(opts->request.algo));
             } catch (const unknown_algorithm_error& e) {
@@ -243,6 +281,7 @@ inline command add_arena_command(CLI::App& app) {
               file << io::write_minimalloc_csv(in.problem, answer.second.offsets);
               if (!file) throw cli_error("cannot write " + opts->output);
             }
+            if (!opts->value_offsets.empty()) write_value_offsets(opts->input, in, answer.second, opts->value_offsets);
             std::cout << answer.first.dump() << '\n';
           }};
 }

@@ -181,20 +181,28 @@ inline void check_memory_for(const std::string& path) {
 /// Whether GRAPH is an ONNX model (by its extension) rather than memopt-graph/1.
 inline bool is_onnx(const graph_argument& arg) { return arg.path.ends_with(".onnx"); }
 
-/// The memopt-graph/1 document of an ONNX model; a bad model is a cli_error
-/// naming the file and the node or tensor.
-inline nlohmann::ordered_json onnx_document(const graph_argument& arg) {
 #ifdef MEMOPT_WITH_ONNX
+/// An ONNX model imported with the --dim sizes of `arg`; a bad model is a
+/// cli_error naming the file and the node or tensor.
+inline onnx_import::imported_model import_onnx(const graph_argument& arg) {
   onnx_import::import_options options;
   for (const auto& assignment : arg.dims) {  // checked by dimension_assignment
     const auto equals = assignment.find('=');
     options.dims[assignment.substr(0, equals)] = std::stoll(assignment.substr(equals + 1));
   }
   try {
-    return onnx_import::read_graph_json(arg.path, options);
+    return onnx_import::import_file(arg.path, options);
   } catch (const error& e) {
     throw cli_error(arg.path + ": " + e.what());
   }
+}
+#endif
+
+/// The memopt-graph/1 document of an ONNX model; a bad model is a cli_error
+/// naming the file and the node or tensor.
+inline nlohmann::ordered_json onnx_document(const graph_argument& arg) {
+#ifdef MEMOPT_WITH_ONNX
+  return import_onnx(arg).doc;
 #else
   throw cli_error(arg.path + ": this memopt-plan was built without ONNX import (install libonnx-dev and "
                              "libprotobuf-dev, then configure and build again)");

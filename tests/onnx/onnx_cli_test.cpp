@@ -10,7 +10,11 @@
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -40,7 +44,138 @@ dynamic (float[batch, 16] x) => (float[batch, 16] y) {
 }
 )";
 
+// Two branches from x; the second's Reshape takes its shape from Shape(a) over
+// a Div that ONNX's own inference does not evaluate: Shape, Gather, Div and
+// Concat are folded, left out of the graph, and the Reshape is ordered after a.
+const char* branches_model = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+branches (float[1,64] x) => (float[1,64] y) {
+  a = Relu (x)
+  b = Neg (x)
+  s = Shape (a)
+  zero = Constant <value = int64[1] {0}> ()
+  n = Gather <axis = 0> (s, zero)
+  one = Constant <value = int64[1] {1}> ()
+  m = Div (n, one)
+  minus = Constant <value = int64[1] {-1}> ()
+  shape = Concat <axis = 0> (m, minus)
+  c = Sigmoid (b)
+  d = Reshape (c, shape)
+  e = Exp (a)
+  y = Add (d, e)
+}
+)";
+
+/// The first output of each node of an ONNX file, in the file's order.
+std::vector<std::string> node_outputs(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(bytes.str()));
+  std::vector<std::string> outputs;
+  for (const auto& node : model.graph().node()) outputs.push_back(node.output(0));
+  return outputs;
+}
+
+/// Whether Debian's Python has onnx, whose checker the written models must pass.
+bool have_python_onnx() { return std::system("/usr/bin/python3 -c 'import onnx' 2>/dev/null") == 0; }
+
+void check_with_onnx_checker(const std::string& path) {
+  if (!have_python_onnx()) return;
+  const std::string command = "/usr/bin/python3 -c \"import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1], "
+                              "load_external_data=False))\" " + path;
+  CHECK(std::system(command.c_str()) == 0);
+}
+
 }  // namespace
+
+TEST_CASE("onnx cli: convert --schedule writes the model in memopt's order, shape nodes before their readers") {
+  const auto model = onnx_file("branches.onnx", branches_model);
+  const auto exact = plan("schedule " + model + " --algo exact");
+  REQUIRE(exact.status == 0);
+  const auto schedule = nlohmann::json::parse(exact.out);
+  const auto written = temp_path("branches_exact.onnx").string();
+  const auto r = plan("convert " + model + " --schedule exact --output " + written);
+  REQUIRE(r.status == 0);
+  const auto summary = nlohmann::json::parse(r.out);
+  CHECK(summary["output"] == written);
+  CHECK(summary["algo"] == "exact");
+  CHECK(summary["nodes"] == 13);  // every ONNX node, folded or not
+  CHECK(summary["peak_bytes"] == schedule["peak_bytes"]);
+  // The graph's nodes in the schedule's order; each left-out node just before its first reader.
+  std::vector<std::string> graph_order;
+  for (const auto& name : schedule["order"]) {
+    if (name != "x") graph_order.push_back(name);
+  }
+  std::vector<std::string> file_order;
+  const std::vector<std::string> left_out{"s", "zero", "n", "one", "m", "minus", "shape"};
+  for (const auto& output : node_outputs(written)) {
+    if (std::ranges::find(left_out, output) == left_out.end()) file_order.push_back(output);
+  }
+  CHECK(file_order == graph_order);
+  const auto all = node_outputs(written);
+  const auto at = [&](const std::string& t) { return std::ranges::find(all, t) - all.begin(); };
+  CHECK(at("a") < at("s"));  // Shape(a) after a, which the graph orders before d by a control edge
+  CHECK(at("shape") == at("d") - 1);
+  // The written file, read back, has the schedule's peak in its own (program) order:
+  // x 256, then a and b 256 each, c, d a view, e, y: the optimum runs a's branch last.
+  const auto peak = nlohmann::json::parse(plan("peak " + written).out);
+  CHECK(peak["peak_bytes"] == schedule["peak_bytes"]);
+  CHECK(peak["peak_bytes"] == 768);
+  check_with_onnx_checker(written);
+}
+
+TEST_CASE("onnx cli: convert --schedule keeps the weights, external data references and all") {
+  const auto written = temp_path("resnet18_best.onnx").string();
+  const auto r = plan("convert " + resnet18 + " --schedule best --work-limit 100000 --output " + written);
+  REQUIRE(r.status == 0);
+  const auto summary = nlohmann::json::parse(r.out);
+  CHECK(summary["peak_bytes"] == 6422528);
+  CHECK(nlohmann::json::parse(plan("peak " + written).out)["peak_bytes"] == 6422528);
+  const auto read = [](const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << file.rdbuf();
+    onnx::ModelProto model;
+    REQUIRE(model.ParseFromString(bytes.str()));
+    return model;
+  };
+  const auto before = read(resnet18);
+  const auto after = read(written);
+  REQUIRE(after.graph().initializer_size() == before.graph().initializer_size());
+  for (int i = 0; i < before.graph().initializer_size(); ++i) {
+    CHECK(after.graph().initializer(i).SerializeAsString() == before.graph().initializer(i).SerializeAsString());
+  }
+  CHECK(after.graph().node_size() == before.graph().node_size());
+  check_refused(plan("convert " + resnet18 + " --output " + written), "--schedule ALGO and --output NEW.onnx go together");
+  check_refused(plan("convert " + resnet18 + " --schedule best"), "--schedule ALGO and --output NEW.onnx go together");
+  check_refused(plan("convert " + resnet18 + " --schedule nonsense --output " + written), "--schedule");
+}
+
+TEST_CASE("onnx cli: arena --value-offsets keys the plan by ONNX value names") {
+  const auto model = onnx_file("branches_arena.onnx", branches_model);
+  const auto offsets_path = temp_path("branches_offsets.json").string();
+  const auto r = plan("arena " + model + " --algo exact --schedule exact --value-offsets " + offsets_path);
+  REQUIRE(r.status == 0);
+  const auto arena = nlohmann::json::parse(r.out);
+  std::ifstream file(offsets_path);
+  const auto written = nlohmann::json::parse(file);
+  CHECK(written["arena_bytes"] == arena["arena_bytes"]);
+  CHECK(written["arena_bytes"] == 768);  // the peak: three 256 B tensors at once
+  const auto& values = written["values"];
+  std::vector<std::string> names;
+  for (const auto& [name, placed] : values.items()) {
+    names.push_back(name);
+    CHECK(placed["size"] == 256);
+    CHECK(placed["offset"].get<std::uint64_t>() + 256 <= 768);
+  }
+  std::ranges::sort(names);
+  CHECK(names == std::vector<std::string>{"a", "b", "c", "d", "e", "x", "y"});  // no shape arithmetic
+  CHECK(values["d"]["offset"] == values["c"]["offset"]);  // Reshape: a view of c
+  check_refused(plan("arena " + data_dir + "/small/diamond.json --value-offsets " + offsets_path),
+                "--value-offsets names ONNX values");
+}
 
 TEST_CASE("onnx cli: every subcommand that reads a graph reads an ONNX model") {
   const auto peak = plan("peak " + resnet18);

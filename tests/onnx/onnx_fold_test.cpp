@@ -148,7 +148,7 @@ TEST_CASE("onnx fold: arithmetic, comparisons and Where broadcast, as integers")
   CHECK_FALSE(fold("c = Cast <to = 1> (a)", {{"a", int64s({1}, {5})}}).has_value());          // to float: not folded
 }
 
-TEST_CASE("onnx fold: Range, ConstantOfShape, Reshape, Expand, Squeeze and Unsqueeze") {
+TEST_CASE("onnx fold: Range, ConstantOfShape, Reshape, Expand, Transpose, Squeeze and Unsqueeze") {
   const auto down = folded("r = Range (a, b, c)", {{"a", int64s({}, {10})}, {"b", int64s({}, {1})}, {"c", int64s({}, {-3})}});
   CHECK(down.dims == onnx_import::shape{3});
   CHECK(down.values == values{10, 7, 4});
@@ -168,6 +168,10 @@ TEST_CASE("onnx fold: Range, ConstantOfShape, Reshape, Expand, Squeeze and Unsqu
   CHECK(folded("u = Unsqueeze (d, a)", {{"d", int64s({3}, {1, 2, 3})}, {"a", int64s({2}, {0, -1})}}).dims ==
         onnx_import::shape{1, 3, 1});
   CHECK(folded("q = Squeeze (d)", {{"d", int64s({1, 3, 1}, {1, 2, 3})}}).dims == onnx_import::shape{3});
+  // Swin's padding: [[1,2,3],[4,5,6]] transposed is [[1,4],[2,5],[3,6]].
+  const auto transposed = folded("t = Transpose <perm = [1, 0]> (d)", {{"d", int64s({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  CHECK(transposed.dims == onnx_import::shape{3, 2});
+  CHECK(transposed.values == values{1, 4, 2, 5, 3, 6});
   CHECK(folded("k = Constant <value_ints = [4, 5]> ()").values == values{4, 5});
   CHECK_FALSE(fold("y = Relu (a)", {{"a", int64s({1}, {1})}}).has_value());  // not shape arithmetic
   CHECK_FALSE(fold("y = Add (a, b)", {{"a", int64s({1}, {1})}}).has_value());  // b unknown
@@ -249,7 +253,7 @@ heads (float[2,6,8] x, float[2,48] z) => (float[2,3,16] y) {
   CHECK(program_peak(doc) == 1152);
 }
 
-TEST_CASE("onnx fold: Range, Where and Expand as torch exports them; what reads only folded values is persistent") {
+TEST_CASE("onnx fold: Range, Where and Expand as torch exports them, and what reads only folded values is persistent") {
   const char* text = R"(
 <ir_version: 8, opset_import: ["" : 13]>
 positions (float[1,5,4] x) => (int64[1,5] p, float[1,5,4] e) {
