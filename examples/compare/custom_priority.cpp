@@ -17,6 +17,7 @@
 // Our heuristic: the ready op that frees the most bytes, whatever it defines.
 struct frees_most {
   static constexpr std::string_view name() { return "frees-most"; }
+  static constexpr memopt::key_dependency depends_on = memopt::key_dependency::bytes_freed;  // else any state
   std::uint64_t operator()(const memopt::list_state& s, std::size_t v) const { return s.bytes_freed(v); }
 };
 

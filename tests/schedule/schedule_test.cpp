@@ -140,6 +140,7 @@ TEST_CASE("list_schedule: the diamond runs one branch to its end first") {
 // A priority of the user's own, run through the same loop: the ready op with
 // the smallest outputs first (ties: the one that frees more).
 struct smallest_outputs_first {
+  static constexpr memopt::key_dependency depends_on = memopt::key_dependency::bytes_freed;
   auto operator()(const memopt::list_state& s, std::size_t v) const {
     return std::pair{~s.bytes_defined(v), s.bytes_freed(v)};
   }

@@ -2,16 +2,19 @@
 // list_schedule: the list scheduler of XLA's memory scheduler, with the
 // priority as a policy. At each step it runs the ready vertex whose priority
 // is highest; ties go by `tie_break`. A priority sees the vertex and the loop's
-// list_state, and is recomputed whenever the bytes the vertex would free
-// change (a buffer it reads drops to one unscheduled reader).
+// list_state, and states what of that state its key reads (key_dependency);
+// the loop recomputes a ready vertex's key whenever that may have changed, so
+// no key goes stale. A priority that states nothing is recomputed for every
+// ready vertex at every step.
 //
 // bytes_freed_priority is XLA's: bytes freed minus bytes defined, then the
 // number of users; least_live_after_priority breaks that tie by the smaller
 // outputs instead (the plain "least memory after" greedy). Persistent buffers are ignored, as XLA ignores parameters
 // and constants; a graph output is never freed.
 //
-// O((V + E) log V). Throws cycle_error (with the cycle) on a cyclic graph,
-// bad_port_error on an edge reading a port its source lacks.
+// O((V + E) log V) for the built-ins; see key_dependency for the others.
+// Throws cycle_error (with the cycle) on a cyclic graph, bad_port_error on an
+// edge reading a port its source lacks.
 
 #include <memopt/detail/kahn.hpp>
 #include <memopt/graph/compact.hpp>
@@ -24,6 +27,7 @@
 #include <optional>
 #include <queue>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace memopt {
@@ -117,12 +121,33 @@ class list_state {
   std::vector<buffer_id> now_single_;
 };
 
-/// A priority: higher runs first. It may read anything in list_state; the loop
-/// recomputes it when bytes_freed(v) changes.
+/// What a priority's key reads of list_state, and so when the loop recomputes
+/// it for a ready vertex v. Each kind covers the ones before it.
+enum class key_dependency {
+  none,              ///< the graph alone (bytes_defined, bytes_dropped, users): keyed once
+  bytes_freed,       ///< also bytes_freed(v): re-keyed when it changes, O(E) in all
+  unscheduled_uses,  ///< also unscheduled_uses(b) of the buffers v reads: v is re-keyed when
+                     ///< one of them changes, O(sum over buffers of readers squared) in all
+  any_state          ///< anything: every ready vertex re-keyed at every step, O(V x ready)
+};
+
+/// A priority: higher runs first. It may state what its key reads as
+/// `static constexpr memopt::key_dependency depends_on`; one that does not is
+/// taken to read any state.
 template <class P>
 concept schedule_priority = requires(const P& p, const list_state& s, std::size_t v) {
   { p(s, v) } -> std::totally_ordered;
-};
+} && (!requires { P::depends_on; } || std::same_as<std::remove_cvref_t<decltype(P::depends_on)>, key_dependency>);
+
+/// What P's key reads: its depends_on, or any state when it states nothing.
+template <class P>
+constexpr key_dependency priority_dependency() {
+  if constexpr (requires { P::depends_on; }) {
+    return P::depends_on;
+  } else {
+    return key_dependency::any_state;
+  }
+}
 
 /// A priority may name itself (name()); the list scheduler then reports it.
 template <class P>
@@ -137,6 +162,7 @@ constexpr std::string_view priority_name() {
 /// XLA's: bytes freed minus bytes defined, then the number of users.
 struct bytes_freed_priority {
   static constexpr std::string_view name() { return "list"; }
+  static constexpr key_dependency depends_on = key_dependency::bytes_freed;
   auto operator()(const list_state& s, std::size_t v) const {
     return std::pair{byte_balance::of(s.bytes_freed(v), s.bytes_defined(v)), s.users(v)};
   }
@@ -146,6 +172,7 @@ struct bytes_freed_priority {
 /// outputs included, minus bytes defined), then the smaller step memory.
 struct least_live_after_priority {
   static constexpr std::string_view name() { return "least-live-after"; }
+  static constexpr key_dependency depends_on = key_dependency::bytes_freed;
   auto operator()(const list_state& s, std::size_t v) const {
     return std::pair{byte_balance::of(s.bytes_freed(v) + s.bytes_dropped(v), s.bytes_defined(v)),
                      ~s.bytes_defined(v)};
@@ -180,22 +207,36 @@ template <schedule_priority Priority = bytes_freed_priority>
       return tie < other.tie;
     }
   };
+  constexpr key_dependency depends = priority_dependency<Priority>();
   list_state state(g);
   std::priority_queue<entry> ready;
   std::vector<std::uint64_t> version(n, 0);
   std::vector<std::optional<key_type>> key(n);  // set while v is ready
+  std::vector<std::size_t> ready_list;          // any_state: the ready vertices, and
+  std::vector<std::size_t> ready_slot(depends == key_dependency::any_state ? n : 0);  // where each sits
   std::uint64_t sequence = 0;
   // Queues v, or requeues it when its priority changed (an unchanged one keeps
   // its place among equals, as in XLA).
   const auto push = [&](std::size_t v) {
     auto k = priority(state, v);
     if (key[v] && *key[v] == k) return;
+    if constexpr (depends == key_dependency::any_state) {
+      if (!key[v]) {
+        ready_slot[v] = ready_list.size();
+        ready_list.push_back(v);
+      }
+    }
     ++sequence;
     const std::uint64_t tie = options.ties == tie_break::latest_ready     ? sequence
                               : options.ties == tie_break::earliest_ready ? ~sequence
                                                                           : ~static_cast<std::uint64_t>(v);
     ready.push({k, tie, v, ++version[v]});
     key[v] = std::move(k);
+  };
+  const auto rekey_ready_readers = [&](buffer_id b) {
+    for (const auto r : g.readers[b]) {
+      if (key[r]) push(r);
+    }
   };
 
   detail::ready_tracker tracker(g);
@@ -208,13 +249,21 @@ template <schedule_priority Priority = bytes_freed_priority>
     if (top.version != version[top.vertex]) continue;  // superseded by a newer priority
     const std::size_t v = top.vertex;
     key[v].reset();
+    if constexpr (depends == key_dependency::any_state) {
+      const std::size_t last = ready_list.back();
+      ready_list[ready_slot[v]] = last;
+      ready_slot[last] = ready_slot[v];
+      ready_list.pop_back();
+    }
     order.push_back(v);
     const auto& single = state.run(v);
     tracker.ran(v, push);
-    for (const auto b : single) {
-      for (const auto r : g.readers[b]) {
-        if (key[r]) push(r);
-      }
+    if constexpr (depends == key_dependency::any_state) {
+      for (const auto r : ready_list) push(r);
+    } else if constexpr (depends == key_dependency::unscheduled_uses) {
+      for (const auto b : g.reads[v]) rekey_ready_readers(b);
+    } else if constexpr (depends == key_dependency::bytes_freed) {
+      for (const auto b : single) rekey_ready_readers(b);
     }
   }
   detail::require_complete(g, order);
