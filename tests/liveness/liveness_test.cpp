@@ -100,6 +100,21 @@ TEST_CASE_TEMPLATE("liveness: refuses an order that is not topological", G, ALL_
   CHECK_THROWS_AS((void)mt::liveness_of<G>(mt::chain(), {0, 1, 2, 2}), memopt::not_topological_error);
 }
 
+TEST_CASE_TEMPLATE("liveness: on a cyclic graph, the cycle rather than an order fault", G, ALL_GRAPH_TYPES) {
+  // chain 0 -> 1 -> 2 -> 3 with a control edge 3 -> 1 closing 1 -> 2 -> 3 -> 1.
+  auto looped = mt::chain();
+  looped.nodes[1].control = {3};
+  for (const auto& order : std::vector<std::vector<std::size_t>>{{0, 1, 2, 3}, {0, 1, 2}, {0, 3, 2, 1}}) {
+    try {
+      (void)mt::liveness_of<G>(looped, order);
+      FAIL("no cycle_error");
+    } catch (const memopt::cycle_error& e) {
+      CHECK(e.cycle == std::vector<std::size_t>{1, 2, 3});
+      CHECK(std::string(e.what()) == "the graph has a cycle: vertex 1 -> vertex 2 -> vertex 3 -> vertex 1");
+    }
+  }
+}
+
 TEST_CASE("liveness: an edge reading a port its source lacks") {
   auto [g, vertex] = mt::build<mt::vec_graph>(mt::chain());
   add_edge(1, 3, memopt::tensor_edge{.port = 4}, g);

@@ -1,6 +1,7 @@
 #pragma once
 // Orders and cycles: program_order, positions_of (step of each vertex),
-// check_topological_order / is_topological_order (validators), find_cycle.
+// check_topological_order / is_topological_order (validators), find_cycle,
+// require_acyclic.
 // All O(V + E). Control edges order vertices exactly as data edges do, and on
 // a tensor graph so do the orders in-place writes impose (graph/storage.hpp).
 
@@ -164,5 +165,19 @@ void require_acyclic(const G& g, Index index = {}) {
     throw cycle_error(std::move(indices));
   }
 }
+
+namespace detail {
+
+/// Throws for an order fault found while walking an order: cycle_error when g
+/// has a cycle (then no order could be right, and the cycle is the news), else
+/// not_topological_error for `fault`. Looks for the cycle only once a fault is
+/// found, so acyclic graphs with valid orders pay nothing.
+template <dag G, vertex_index_map<G> Index>
+[[noreturn]] void throw_order_fault(const G& g, const order_violation& fault, const Index& index) {
+  require_acyclic(g, index);
+  throw not_topological_error(fault.fault, fault.vertex, fault.other);
+}
+
+}  // namespace detail
 
 }  // namespace memopt

@@ -22,7 +22,8 @@
 // the caller's graph, or on a compact_graph snapshot of it (the schedulers
 // evaluate every order they try on the one snapshot they took).
 //
-// Throws not_topological_error (the order, edges or storage hazards),
+// Throws cycle_error (with the cycle) when g has one, else
+// not_topological_error (the order, edges or storage hazards),
 // bad_port_error (an edge reading a port its source lacks), bad_alias_error
 // (an alias its vertex does not read, or a loop of aliases),
 // size_overflow_error (a live sum beyond 64 bits).
@@ -163,8 +164,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   using traits = tensor_traits<G>;
   liveness_result r;
   r.buffers = make_buffer_table(g, index);  // checks the index map first
-  const auto step = detail::positions_of(g, order, index, [](const order_violation& fault) {
-    throw not_topological_error(fault.fault, fault.vertex, fault.other);
+  const auto step = detail::positions_of(g, order, index, [&](const order_violation& fault) {
+    detail::throw_order_fault(g, fault, index);
   });
   const buffer_table& buffers = r.buffers;
   detail::start_intervals(r, step, step.size());
@@ -174,7 +175,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     const std::size_t i = index(u);
     for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
       const std::size_t j = index(target(e, g));
-      if (step[j] <= step[i]) throw not_topological_error(order_fault::before_predecessor, j, i);
+      if (step[j] <= step[i]) detail::throw_order_fault(g, {order_fault::before_predecessor, j, i}, index);
       if (traits::is_control(g, e)) continue;
       const std::size_t port = traits::port(g, e);
       if (port >= buffers.num_outputs(i)) {
