@@ -173,24 +173,37 @@ inline std::uint64_t element_bytes(const nlohmann::json& type) {
   return it == sizes.end() ? 0 : it->second;
 }
 
-/// Elements of a TF shape ({"dim": [{"size": "128"}, ...]}), 0 if not fully known.
-inline std::uint64_t elements(const nlohmann::json& shape) {
+/// Bytes of an output of TF shape `shape` ({"dim": [{"size": "128"}, ...]})
+/// and `element` bytes an element, 0 if the shape is not fully known; a size
+/// beyond 64 bits is a format_error naming the node and port.
+inline std::uint64_t shape_bytes(const nlohmann::json& shape, std::uint64_t element, const std::string& name,
+                                 std::size_t port) {
   if (!shape.is_object() || shape.value("unknown_rank", false) || shape.value("unknownRank", false)) return 0;
-  std::uint64_t count = 1;
+  const auto too_large = [&] {
+    return format_error(name, "_output_shapes: output " + std::to_string(port) + " is larger than 2^64 - 1 bytes");
+  };
+  std::uint64_t bytes = element;
   for (const auto& dim : shape.value("dim", nlohmann::json::array())) {
     const auto size = dim.is_object() ? dim.value("size", nlohmann::json(0)) : nlohmann::json(0);
-    std::int64_t value = 0;
-    if (size.is_number_integer()) {
-      value = size.get<std::int64_t>();
+    std::uint64_t value = 0;  // a negative size (-1) is an unknown one
+    if (size.is_number_unsigned()) {
+      value = size.get<std::uint64_t>();
+    } else if (size.is_number_integer()) {
+      if (size.get<std::int64_t>() < 0) return 0;
+      value = size.get<std::uint64_t>();
+    } else if (size.is_number_float() && size.get<double>() >= 18446744073709551616.0) {
+      throw too_large();  // JSON integers beyond 64 bits arrive as floats
     } else if (size.is_string()) {
       const std::string& text = size.get_ref<const std::string&>();
       const auto [stop, code] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (code == std::errc::result_out_of_range) throw too_large();
       if (code != std::errc{} || stop != text.data() + text.size()) return 0;
+    } else {
+      return 0;
     }
-    if (value < 0) return 0;
-    count *= static_cast<std::uint64_t>(value);
+    if (__builtin_mul_overflow(bytes, value, &bytes)) throw too_large();
   }
-  return count;
+  return bytes;
 }
 
 /// The outputs' sizes from _output_shapes (see the header comment).
@@ -205,7 +218,7 @@ inline void read_output_sizes(node& n, const nlohmann::json& attrs) {
     if (const auto it = attrs.find(key); element == 0 && it != attrs.end()) element = element_bytes(*it);
   }
   if (n.outputs.size() < list.size()) n.outputs.resize(list.size());
-  for (std::size_t port = 0; port < list.size(); ++port) n.outputs[port].bytes = elements(list[port]) * element;
+  for (std::size_t port = 0; port < list.size(); ++port) n.outputs[port].bytes = shape_bytes(list[port], element, n.name, port);
 }
 
 inline std::vector<std::size_t> reference_inputs(const nlohmann::json& attrs, const std::string& name) {

@@ -72,7 +72,10 @@ TEST_CASE("minimalloc csv: bad input is refused with its line") {
   CHECK(contains(error_of("id,lower,upper,size\na,zero,3,5\n"), "line 2: lower \"zero\" is not a whole number"));
   CHECK(contains(error_of("id,lower,upper,size\na,0,3,5.5\n"), "line 2: size \"5.5\" is not a whole number"));
   CHECK(contains(error_of("id,lower,upper,size\na,0,3,\n"), "line 2: empty size"));
-  CHECK(contains(error_of("id,lower,upper,size\na,0,3,99999999999999999999\n"), "line 2: size \"99999999999999999999\" is too large"));
+  CHECK(contains(error_of("id,lower,upper,size\na,0,3,99999999999999999999\n"), "line 2: size \"99999999999999999999\" is larger than 2^62, the most this reader takes"));
+  CHECK(contains(error_of("id,lower,upper,size\na,0,3,4611686018427387905\n"),
+                 "line 2: size \"4611686018427387905\" is larger than 2^62"));
+  CHECK(error_of("id,lower,upper,size\na,0,3,4611686018427387904\n").empty());
   CHECK(contains(error_of("id,lower,upper,size\n,0,3,5\n"), "line 2: empty id"));
   CHECK(contains(error_of("id,lower,upper,size,alignment\na,0,3,5,0\n"), "line 2: alignment 0"));
   CHECK(contains(error_of("id,lower,upper,size,gaps\na,0,3,5,1-2\n"), "line 2: gaps are not supported"));

@@ -224,6 +224,15 @@ TEST_CASE("parse_graph: each class of bad input is refused, naming the node") {
   CHECK(refusal(graph_with(R"({"name": "a", "outputs": ["12"]})")) == "node 'a': size \"12\" is not a number");
   CHECK(refusal(graph_with(R"({"name": "a", "outputs": [null]})")) == "node 'a': size null is not a number");
   CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1e3]})")).empty());  // a whole number, written as float
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1e30]})")) ==
+        "node 'a': size 1e+30 is larger than 2^64 - 1 bytes");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [18446744073709551616]})")) ==
+        "node 'a': size 1.8446744073709552e+19 is larger than 2^64 - 1 bytes");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [18446744073709551615]})")).empty());
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1e18]})")) ==
+        "node 'a': size 1e+18 is a float above 2^53, which may have been rounded: write it in digits");
+  CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "scratch_bytes": 1e30})")) ==
+        "node 'a': scratch_bytes 1e+30 is larger than 2^64 - 1 bytes");
   CHECK(refusal(graph_with(R"({"name": "a", "outputs": 5})")) == "node 'a': \"outputs\" must be array, not number");
   CHECK(refusal(graph_with(R"({"name": "a", "outputs": [1], "persistent": "yes"})")) ==
         "node 'a': \"persistent\" must be boolean, not string");

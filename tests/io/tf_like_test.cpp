@@ -36,6 +36,22 @@ TEST_CASE("read_graph_def: Assign writes its reference in place, Identity forwar
   CHECK(memopt::is_topological_order(g, memopt::program_order(g)));
 }
 
+TEST_CASE("GraphDef: an output of more than 2^64 - 1 bytes is refused, naming the node and port") {
+  const auto sized = [](const std::string& dims) {
+    return nlohmann::json::parse(R"({"node": [{"name": "big", "op": "Const", "attr": {"T": {"type": "DT_FLOAT"},
+        "_output_shapes": {"list": {"shape": [{"dim": [{"size": "2"}]}, {"dim": )" + dims + "}]}}}}]}");
+  };
+  CHECK(tf_like::read_graph_def(sized(R"([{"size": "4611686018427387903"}])"))[0].outputs[1].bytes ==
+        18446744073709551612u);
+  const std::string refusal = "node 'big': _output_shapes: output 1 is larger than 2^64 - 1 bytes";
+  CHECK_THROWS_WITH_AS((void)tf_like::read_graph_def(sized(R"([{"size": "4294967296"}, {"size": "1073741824"}])")),
+                       refusal.c_str(), memopt::error);
+  CHECK_THROWS_WITH_AS((void)tf_like::read_graph_def(sized(R"([{"size": "99999999999999999999"}])")),
+                       refusal.c_str(), memopt::error);
+  CHECK_THROWS_WITH_AS((void)tf_like::read_graph_def(sized(R"([{"size": 99999999999999999999}])")),
+                       refusal.c_str(), memopt::error);
+}
+
 TEST_CASE("the adapter's errors are memopt::errors naming nodes or keys") {
   CHECK_THROWS_WITH_AS((void)tf_like::read_graph_def(nlohmann::json::parse(R"({"node": [{"name": "a", "input": ["b"]}]})")),
                        "node 'a': input \"b\" names no node", memopt::error);

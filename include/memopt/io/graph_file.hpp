@@ -86,21 +86,27 @@ inline std::string read_file(const std::string& path) {
 
 inline std::string kind_of(const nlohmann::json& value) { return value.type_name(); }
 
-/// A byte size: a non-negative integer (an integral float up to 2^53 is accepted).
+/// Why `value` is not a byte size, as a predicate ("is negative"), or
+/// nothing when it is one: a whole number from 0 to 2^64 - 1. An integral float
+/// is taken up to 2^53, the last integer every float above it may have been
+/// rounded to.
+inline std::optional<std::string> size_problem(const nlohmann::json& value) {
+  if (value.is_number_unsigned()) return std::nullopt;
+  if (value.is_number_integer()) return "is negative";
+  if (!value.is_number_float()) return "is not a number";
+  const double d = value.get<double>();
+  if (d < 0) return "is negative";
+  if (std::floor(d) != d) return "is not a whole number of bytes";
+  // JSON integers beyond 2^64 - 1 arrive here as floats.
+  if (d >= 18446744073709551616.0) return "is larger than 2^64 - 1 bytes";
+  if (d > 9007199254740992.0) return "is a float above 2^53, which may have been rounded: write it in digits";
+  return std::nullopt;
+}
+
+/// A byte size (size_problem says which), else a format_error naming `node` and `what`.
 inline std::uint64_t parse_size(const nlohmann::json& value, const std::string& node, const std::string& what = "size") {
-  if (value.is_number_unsigned()) return value.get<std::uint64_t>();
-  if (value.is_number_integer()) {
-    throw format_error(node, what + " " + value.dump() + " is negative");
-  }
-  if (value.is_number_float()) {
-    const double d = value.get<double>();
-    if (d < 0) throw format_error(node, what + " " + value.dump() + " is negative");
-    if (std::floor(d) != d || d > 9007199254740992.0) {
-      throw format_error(node, what + " " + value.dump() + " is not a whole number of bytes");
-    }
-    return static_cast<std::uint64_t>(d);
-  }
-  throw format_error(node, what + " " + value.dump() + " is not a number");
+  if (const auto problem = size_problem(value)) throw format_error(node, what + " " + value.dump() + " " + *problem);
+  return value.is_number_unsigned() ? value.get<std::uint64_t>() : static_cast<std::uint64_t>(value.get<double>());
 }
 
 }  // namespace detail

@@ -56,7 +56,7 @@ std::uint64_t parse_count(std::string_view text, const char* column, const Fail&
   std::uint64_t value = 0;
   const auto [stop, code] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (code == std::errc::result_out_of_range || (code == std::errc{} && value > (std::uint64_t{1} << 62))) {
-    throw fail(quoted + "is too large");
+    throw fail(quoted + "is larger than 2^62, the most this reader takes (offsets and sums must fit 64 bits)");
   }
   if (code != std::errc{} || stop != text.data() + text.size()) throw fail(quoted + "is not a whole number");
   return value;
