@@ -102,6 +102,28 @@ TEST_CASE("linear_share: graph inputs are static unless options say otherwise") 
   CHECK(plan.total_bytes == 30);
 }
 
+TEST_CASE("graph inputs (docs/sharing.md): no predecessor, not even a control one; static unless options say") {
+  // x -> o1 -> ... -> o5, and a source z (10) read by o5 alongside o4.
+  auto spec = long_chain();
+  spec.nodes.push_back({.outputs = {10}});
+  spec.nodes[5].inputs.push_back({6, 0});
+  const memopt::share_options shared{.share_graph_inputs = true};
+  const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+  // x and z are graph inputs: alone in their storages by default, recycled when the options say.
+  const auto fixed = memopt::dag_share(g);
+  CHECK(memopt::check_sharing(g, fixed).empty());
+  for (const std::size_t v : {1, 2, 3, 4, 5}) CHECK(storage(fixed, v) != storage(fixed, 0));
+  const auto recycled = memopt::dag_share(g, memopt::best_fit_reuse{}, shared);
+  CHECK(memopt::check_sharing(g, recycled, shared).empty());
+  CHECK(storage(recycled, 2) == storage(recycled, 0));
+  // The default options refuse that plan: a graph input shares its storage.
+  CHECK(has(memopt::check_sharing(g, recycled), memopt::sharing_fault::static_shared));
+  // A control predecessor is a predecessor: x after a control edge is no graph input.
+  spec.nodes[0].control = {6};
+  const auto after_control = dag<mt::vec_graph>(spec);
+  CHECK(storage(after_control, 2) == storage(after_control, 0));
+}
+
 TEST_CASE("linear_share: LIFO takes the storage freed last, best fit the smallest that fits") {
   const auto lifo = linear<mt::vec_graph>(two_freed(), mt::identity_order(6));
   CHECK(storage(lifo, 4) == storage(lifo, 2));  // q was freed after p
