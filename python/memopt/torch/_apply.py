@@ -110,8 +110,7 @@ class _Emitter:
     # --- emission
     def emitted(self, old_node, new_node):
         self.env[old_node] = new_node
-        ready = [u for u in old_node.users if u in self.waiting]
-        for u in dict.fromkeys(ready):
+        for u in [u for u in old_node.users if u in self.waiting]:
             self.waiting[u] -= 1
             if self.waiting[u] == 0:
                 del self.waiting[u]
@@ -192,7 +191,7 @@ def build_module(step, order, copies, redirects):
             continue
         fx_node = step.origin.get(name)
         if fx_node is None:
-            continue  # an input or a parameter: a placeholder, already there
+            continue  # an input or a parameter (a placeholder, already there), or a generator state (made with its draw)
         operands = step.operands[name]
         substitute = {}
         for index, ref in redirects.get(name, {}).items():
