@@ -5,7 +5,8 @@
 // INPUT is a MiniMalloc CSV (*.csv) or a memopt-graph/1 file, whose lifetimes
 // come from a schedule (CSV id "node:port", lower the producer's step, upper
 // one past the last reader's; persistent buffers are left out of the arena).
-// One JSON object: algo, buffers, arena_bytes, lower_bound_bytes (max-live),
+// One JSON object (its fields are listed by --help, arena_fields): algo,
+// method (whose plan it is), buffers, arena_bytes, lower_bound_bytes (max-live),
 // fits (with a capacity), proved_optimal, seconds, interrupted (Ctrl-C ended
 // the search with its best plan), fragmentation, and for
 // exact: status ("fits", "does-not-fit", "unknown") and nodes;
@@ -214,6 +215,26 @@ inline void write_value_offsets(const graph_argument& model, const arena_input& 
 #endif
 }
 
+/// --help's list of the JSON's fields, one a line: the contract scripts read.
+inline std::string arena_fields() {
+  return "Prints one JSON object:\n"
+         "  algo               the --algo asked for\n"
+         "  method             whose plan it is (for best: the heuristic or search that found it)\n"
+         "  buffers            rows planned\n"
+         "  arena_bytes        the arena's size\n"
+         "  lower_bound_bytes  max-live: no plan is smaller\n"
+         "  fits               with --capacity: arena_bytes <= capacity\n"
+         "  proved_optimal     arena_bytes is the least possible\n"
+         "  status             exact: fits, does-not-fit or unknown\n"
+         "  nodes              exact: search nodes expanded\n"
+         "  stopped_by_clock   a time limit ended the search (another run may differ)\n"
+         "  fragmentation      arena_bytes / lower_bound_bytes - 1\n"
+         "  seconds            time taken\n"
+         "  interrupted        Ctrl-C ended the search with its best plan\n"
+         "  order              graph input: the node names its lifetimes come from, in order\n"
+         "  offsets            every row: id (node:port for a graph) -> offset, size, lower, upper\n";
+}
+
 inline command add_arena_command(CLI::App& app) {
   struct options {
     graph_argument input;
@@ -224,6 +245,7 @@ inline command add_arena_command(CLI::App& app) {
   auto opts = std::make_shared<options>();
   auto& request = opts->request;
   auto* cmd = app.add_subcommand("arena", "arena offsets for every buffer, as JSON");
+  cmd->footer(arena_fields());
   add_graph_argument(cmd, opts->input, "MiniMalloc CSV (*.csv) or memopt-graph/1 file", "INPUT");
   cmd->add_option("--algo", request.algo, joined(heap::names()))->capture_default_str();
   cmd->add_option("--capacity", request.capacity, "arena bytes available: report whether the plan fits")

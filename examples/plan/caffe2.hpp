@@ -52,11 +52,11 @@ inline command add_caffe2_command(CLI::App& app) {
                 const auto sizes = nlohmann::json::parse(read(opts->blob_bytes));
                 if (!sizes.is_object()) throw cli_error(opts->blob_bytes + ": not a JSON object of byte counts");
                 for (const auto& [blob, bytes] : sizes.items()) {
-                  if (!bytes.is_number_unsigned()) {
+                  if (const auto problem = io::detail::size_problem(bytes)) {
                     throw cli_error(opts->blob_bytes + ": not a JSON object of byte counts: '" + blob +
-                                    "' has " + bytes.dump());
+                                    "' has " + bytes.dump() + ", which " + *problem);
                   }
-                  memonger.blob_bytes[blob] = bytes.get<std::uint64_t>();
+                  memonger.blob_bytes[blob] = io::detail::parse_size(bytes, blob);
                 }
               } catch (const nlohmann::json::exception& e) {
                 throw cli_error(opts->blob_bytes + ": not a JSON object of byte counts: " + e.what());

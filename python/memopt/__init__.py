@@ -44,6 +44,8 @@ def _whole(name, value, least=0):
         raise TypeError(f"{name} must be a whole number, not {type(value).__name__}")
     if value < least:
         raise Error(f"{name} is {value}, not a whole number from {least}")
+    if value > 2**64 - 1:
+        raise Error(f"{name} is {value}, larger than 2^64 - 1")
     return int(value)
 
 

@@ -84,6 +84,12 @@ class ScheduleTest(unittest.TestCase):
             memopt.schedule(g, "fastest")
         with self.assertRaisesRegex(memopt.Error, "work_limit is -1, not a whole number from 0"):
             memopt.schedule(g, "exact", work_limit=-1)
+        with self.assertRaisesRegex(memopt.Error, r"work_limit is 18446744073709551616, larger than 2\^64 - 1"):
+            memopt.schedule(g, "exact", work_limit=2**64)
+        huge = memopt.Graph("huge")
+        huge.add_node("x", outputs=[1e30])
+        with self.assertRaisesRegex(memopt.Error, r"node 'x': size 1e\+30 is larger than 2\^64 - 1 bytes"):
+            memopt.peak(huge)
         with self.assertRaisesRegex(memopt.Error, "time_limit is 0, not a number of seconds above 0"):
             memopt.schedule(g, "exact", time_limit=0)
         with self.assertRaises(TypeError):

@@ -429,6 +429,9 @@ TEST_CASE("caffe2: rewrites a NetDef, refuses as the seed does, names the blob r
   check_refused(plan("caffe2 " + nets + "/chain.json --pass dag --blob-bytes " +
                      write_temp("sizes_bad.json", R"({"a": -1})").string()),
                 "not a JSON object of byte counts");
+  check_refused(plan("caffe2 " + nets + "/chain.json --pass dag --blob-bytes " +
+                     write_temp("sizes_huge.json", R"({"a": 18446744073709551616})").string()),
+                "'a' has 1.8446744073709552e+19, which is larger than 2^64 - 1 bytes");
   const auto fit = plan("share " + data_dir + "/small/diamond.json --algo linear --policy best-fit");
   REQUIRE(fit.status == 0);
   CHECK(nlohmann::json::parse(fit.out)["policy"] == "best-fit");
@@ -456,6 +459,31 @@ TEST_CASE("arena: the JSON contract on MiniMalloc's README example, every algori
   CHECK(j["arena_bytes"] == 12);
   CHECK(j["proved_optimal"] == true);
   CHECK_FALSE(j.contains("fits"));
+}
+
+TEST_CASE("arena --help lists exactly the fields of the JSON, offsets included") {
+  const auto help = plan("arena --help");
+  REQUIRE(help.status == 0);
+  const auto list = help.out.find("Prints one JSON object:\n");
+  REQUIRE(list != std::string::npos);
+  std::set<std::string> listed;
+  std::istringstream lines(help.out.substr(list));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line) && line.starts_with("  ")) listed.insert(line.substr(2, line.find(' ', 2) - 2));
+  // A graph, a capacity and the exact search: every field the JSON can have.
+  const auto r = plan("arena " + data_dir + "/small/chain.json --algo exact --capacity 1000 --work-limit 1000");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> fields;
+  for (const auto& [key, value] : j.items()) fields.insert(key);
+  CHECK(fields == listed);
+  REQUIRE(!j["offsets"].empty());
+  for (const auto& [id, row] : j["offsets"].items()) {
+    CHECK(id.find(':') != std::string::npos);
+    for (const char* field : {"offset", "size", "lower", "upper"}) CHECK(row.contains(field));
+  }
+  CHECK(help.out.find("id (node:port for a graph) -> offset, size, lower, upper") != std::string::npos);
 }
 
 TEST_CASE("arena --output: the plan as MiniMalloc CSV with an offset column") {
