@@ -14,7 +14,9 @@
 // "backward"; the hint: attrs.recompute_hint (any value but false). Swap:
 // attrs.swap_to_host (input indices) and the heuristic on each device with a
 // capacity (the config's memory_bytes; without a config, one device of
-// --budget bytes); attrs.ref_inputs and ref_outputs are never swapped.
+// --budget bytes), in a simulation that honours all of the config (a fetch
+// prunes what it does not need, as in memopt-plan simulate); attrs.ref_inputs
+// and ref_outputs are never swapped.
 // Accumulate: sums (AddN, AccumulateNV2) on a device whose peak passes 80 %
 // of its capacity. all: recompute, then rounds of accumulation and swapping
 // until one changes nothing (at most --rounds, the seed's 25); every mode
@@ -211,8 +213,8 @@ inline rewrite::rewrite_plan recompute_plan(const io::file_graph& g, const rewri
 }
 
 /// The graph `before` makes of g, simulated in the best schedule's order (the
-/// order the peaks are reported for) on the config's machine; copies run where
-/// their originals do.
+/// order the peaks are reported for) on the config's machine, with its fetch,
+/// feed and accounting; copies run where their originals do.
 struct simulated_rewrite {
   rewrite::rewritten_graph graph;
   rewrite::graph_facts facts;
@@ -251,7 +253,8 @@ inline simulated_rewrite simulate_rewritten(const io::file_graph& g, const rewri
       placement[v] = placement[in.front()];
     }
   }
-  s.run = sim::simulate(h, config.machine, placement, config.cost, sim::priority(by_rank));
+  s.run = sim::simulate(h, config.machine, placement, config.cost, sim::priority(by_rank),
+                        simulation_options_for(g, config));
   return s;
 }
 
@@ -627,7 +630,9 @@ inline command add_rewrite_command(CLI::App& app) {
   cmd->add_flag("--replay-random", opts->request.replay_random,
                 "remat may recompute random draws (dropout masks): the runtime replays the generator's state, "
                 "as torch.utils.checkpoint does");
-  cmd->add_option("--config", opts->config, "devices, links, cost model, placement (memopt-plan simulate's config)");
+  cmd->add_option("--config", opts->config,
+                  "memopt-plan simulate's config: the swap and accumulate passes simulate on its devices, with its "
+                  "links, costs, placement, fetch, feed and accounting");
   cmd->add_option("--work-limit", opts->request.work_limit, "states the schedule search may expand for each peak")
       ->check(whole_number());
   cmd->add_option("--rounds", opts->request.rounds, "at most this many rounds of accumulation and swapping (the seed: 25)")

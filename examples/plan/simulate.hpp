@@ -5,7 +5,11 @@
 // --config: one device with the default cost model (sum). CONFIG (all fields
 // optional; a wrong one is refused naming it):
 //   devices: [{name, kind, flops_per_s, bytes_per_s, memory_bytes}]; a node
-//     whose device names none of them, or that has none, runs on the first;
+//     runs on the device its device field matches as TensorFlow matches names
+//     ("/gpu:0" matches "/job:localhost/replica:0/task:0/device:GPU:0"; other
+//     names match themselves), on the first when it has none; a field
+//     matching no device or several is refused (without devices: one device
+//     runs every node);
 //   links: [{from, to, bytes_per_s, latency_us}]; default_link: {bytes_per_s,
 //     latency_us} for pairs not listed;
 //   cost_model: "sum" (default) or "roofline"; op_costs_us: {op type: us,
@@ -66,6 +70,7 @@ struct config_cost {
 /// What a simulation config says (see the header comment).
 struct simulation_config {
   sim::machine machine;
+  bool devices_given = false;  ///< false: the one default device runs every node, whatever its device field
   sim::table_cost<config_cost> cost;
   std::unordered_map<std::string, std::string> placement;
   std::vector<std::string> fetch;
@@ -106,10 +111,8 @@ class config_reader {
     return j.get<double>();
   }
   std::uint64_t size(const nlohmann::json& j, const std::string& field) const {
-    if (!j.is_number_unsigned() && !(j.is_number_integer() && j.get<std::int64_t>() >= 0)) {
-      fail(field, "must be a whole number of bytes >= 0");
-    }
-    return j.get<std::uint64_t>();
+    if (const auto problem = io::detail::size_problem(j)) fail(field, *problem + " (" + j.dump() + ")");
+    return io::detail::parse_size(j, "");
   }
   std::string string(const nlohmann::json& j, const std::string& field) const {
     if (!j.is_string()) fail(field, "must be a string");
@@ -158,6 +161,7 @@ inline simulation_config parse_simulation_config(const nlohmann::json& j, const 
     const auto& devices = j["devices"];
     if (!devices.is_array() || devices.empty()) r.fail("devices", "must be a non-empty list");
     c.machine.devices.clear();
+    c.devices_given = true;
     for (std::size_t k = 0; k < devices.size(); ++k) {
       const std::string field = "devices[" + std::to_string(k) + "]";
       const auto& d = devices[k];
@@ -257,10 +261,11 @@ inline cli_error unknown_device(const std::string& what, const std::string& node
 }
 
 /// Each node's device: the --placement file, else the config's placement,
-/// else the graph's device field when it names a device, else the first.
+/// else the device its device field matches (sim::device_field_matcher), else
+/// the first.
 inline std::vector<std::size_t> simulation_placement(const io::file_graph& g, const simulation_config& c,
                                                      const std::string& placement_file) {
-  std::vector<std::size_t> placement = sim::placement_by_device_field(g, c.machine);
+  std::vector<std::optional<std::size_t>> placed(num_vertices(g));
   const auto apply = [&](const std::unordered_map<std::string, std::string>& by_node, const std::string& what) {
     std::vector<std::string> nodes;
     nodes.reserve(by_node.size());
@@ -270,7 +275,7 @@ inline std::vector<std::size_t> simulation_placement(const io::file_graph& g, co
       const std::string& device = by_node.at(nodes[k]);
       const auto d = c.machine.find_device(device);
       if (!d) throw unknown_device(what, nodes[k], device);
-      placement[vertices[k]] = *d;
+      placed[vertices[k]] = *d;
     }
   };
   apply(c.placement, "the config's placement");
@@ -284,6 +289,15 @@ inline std::vector<std::size_t> simulation_placement(const io::file_graph& g, co
       by_node[node] = device.get<std::string>();
     }
     apply(by_node, placement_file);
+  }
+  sim::device_field_matcher device_of(c.machine);
+  std::vector<std::size_t> placement(num_vertices(g), 0);
+  for (std::size_t v = 0; v < placement.size(); ++v) {
+    if (placed[v]) {
+      placement[v] = *placed[v];
+    } else if (c.devices_given) {
+      placement[v] = device_of(v, g[v].device);
+    }
   }
   return placement;
 }
@@ -365,17 +379,24 @@ inline nlohmann::ordered_json simulation_json(const io::file_graph& g, const sim
   return out;
 }
 
-/// Simulates g as the config says, under the named policy.
-inline sim::simulation_result run_simulation(const io::file_graph& g, const simulation_config& c,
-                                             const std::string& policy, const std::string& placement_file,
-                                             const std::string& path) {
-  const auto placement = simulation_placement(g, c, placement_file);
+/// The config's fetch, feed, control token size and memory accounting, for
+/// simulating g or a rewrite of g (whose vertices keep g's indices).
+inline sim::simulation_options simulation_options_for(const io::file_graph& g, const simulation_config& c) {
   sim::simulation_options options;
   options.tasks.fetch = vertices_named(g, c.fetch, "fetch");
   options.tasks.feed = vertices_named(g, c.feed, "feed");
   options.tasks.control_token_bytes = c.control_token_bytes;
   options.memory.count_unread_outputs = c.count_unread_outputs;
+  return options;
+}
+
+/// Simulates g as the config says, under the named policy.
+inline sim::simulation_result run_simulation(const io::file_graph& g, const simulation_config& c,
+                                             const std::string& policy, const std::string& placement_file,
+                                             const std::string& path) {
+  const auto options = simulation_options_for(g, c);
   return naming_nodes(g, path, [&] {
+    const auto placement = simulation_placement(g, c, placement_file);
     return with_policy(policy, [&](auto p) { return sim::simulate(g, c.machine, placement, c.cost, p, options); });
   });
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 using memopt::testing::check_refused;
@@ -128,8 +129,31 @@ TEST_CASE("simulate: a bad config, placement or policy is refused in one line na
   check_refused(with("c10.json", R"({"control_token_bytes": -4})"), "config field 'control_token_bytes'");
   check_refused(with("c11.json", R"({"op_costs_us": {"op": "fast"}})"), "config field 'op_costs_us.op'");
   check_refused(with("c12.json", R"({"devices": [{"kind": "GPU"}]})"), "config field 'devices[0].name' is missing");
+  check_refused(with("c13.json", R"({"devices": [{"name": "A", "memory_bytes": 1e30}]})"),
+                "config field 'devices[0].memory_bytes' is larger than 2^64 - 1 bytes (1e+30)");
+  check_refused(with("c14.json", R"({"devices": [{"name": "A", "memory_bytes": 2.5}]})"),
+                "config field 'devices[0].memory_bytes' is not a whole number of bytes (2.5)");
   check_refused(plan("simulate " + g + " --config /nonexistent/config.json"), "cannot open the config");
   check_refused(plan("simulate " + g + " --policy fastest"), "--policy");
+}
+
+TEST_CASE("simulate: a configured device matches the nodes placed on it as TensorFlow matches names") {
+  const auto graph = write_temp("tf_devices.json", R"({"format": "memopt-graph/1", "name": "tf_devices", "nodes": [
+    {"name": "x", "op": "op", "outputs": [100], "device": "/job:localhost/replica:0/task:0/device:GPU:0"},
+    {"name": "y", "op": "op", "outputs": [40], "inputs": ["x:0"], "device": "/job:localhost/replica:0/task:0/gpu:1"},
+    {"name": "z", "op": "op", "outputs": [50], "inputs": ["y:0"]}]})").string();
+  const auto config = write_temp("tf_devices_config.json", R"({"devices": [{"name": "/gpu:1"}, {"name": "/gpu:0"}]})");
+  const auto r = plan("simulate " + graph + " --config " + config.string());
+  REQUIRE(r.status == 0);
+  std::map<std::string, std::string> device_of;  // of the graph's nodes, not of the sends and receives
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& run : j["schedule"]) {
+    if (run["op"] == "op") device_of[run["node"]] = run["device"];
+  }
+  CHECK(device_of == std::map<std::string, std::string>{{"x", "/gpu:0"}, {"y", "/gpu:1"}, {"z", "/gpu:1"}});
+  const auto one_gpu = write_temp("tf_devices_one.json", R"({"devices": [{"name": "/gpu:0"}]})");
+  check_refused(plan("simulate " + graph + " --config " + one_gpu.string()),
+                "'y' is placed on '/job:localhost/replica:0/task:0/gpu:1', which matches no device of the machine");
 }
 
 TEST_CASE("report: a one-device simulation under each ready policy") {
@@ -201,6 +225,29 @@ TEST_CASE("rewrite --mode swap: a manual swap written out, and the heuristic at 
   CHECK(swapped["peak_after"] < swapped["peak_before"]);
   CHECK(swapped["swapped_bytes"] > 0);
   CHECK(swapped["extra_flops"] == 0);
+}
+
+TEST_CASE("rewrite --config: the swap heuristic simulates with the config's fetch and its device matching") {
+  // a waits from b to d on /job:.../GPU:0: the heuristic swaps it out when that device holds 8000 B.
+  const auto graph = write_temp("swap_tf.json", R"({"format": "memopt-graph/1", "name": "swap_tf", "nodes": [
+    {"name": "a", "op": "input", "outputs": [4000], "flops": 1e9, "device": "/job:localhost/replica:0/task:0/device:GPU:0"},
+    {"name": "b", "op": "op", "outputs": [10], "inputs": ["a:0"], "flops": 1e9, "device": "/job:localhost/replica:0/task:0/device:GPU:0"},
+    {"name": "c", "op": "op", "outputs": [8000], "inputs": ["b:0"], "flops": 1e9, "device": "/job:localhost/replica:0/task:0/device:GPU:0"},
+    {"name": "e", "op": "op", "outputs": [10], "inputs": ["c:0"], "flops": 1e9, "device": "/job:localhost/replica:0/task:0/device:GPU:0"},
+    {"name": "d", "op": "op", "outputs": [10], "inputs": ["a:0", "e:0"], "flops": 1e9, "device": "/job:localhost/replica:0/task:0/device:GPU:0"}],
+    "outputs": ["d:0"]})").string();
+  const auto swapped = [&](const std::string& name, const std::string& config) {
+    const auto r = plan("rewrite " + graph + " --mode swap --budget 100000 --config " + write_temp(name, config).string());
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out)["swapped_bytes"].get<std::uint64_t>();
+  };
+  const std::string devices = R"("devices": [{"name": "/cpu:0"}, {"name": "/gpu:0", "memory_bytes": 8000}])";
+  CHECK(swapped("swap_tf_all.json", "{" + devices + "}") == 4000);
+  // Fetching b runs a and b only: 4010 B fit, nothing to swap.
+  CHECK(swapped("swap_tf_fetch.json", "{" + devices + R"(, "fetch": ["b"]})") == 0);
+  check_refused(plan("rewrite " + graph + " --mode swap --budget 100000 --config " +
+                     write_temp("swap_tf_gpu1.json", R"({"devices": [{"name": "/gpu:1", "memory_bytes": 8000}]})").string()),
+                "'a' is placed on '/job:localhost/replica:0/task:0/device:GPU:0', which matches no device of the machine");
 }
 
 TEST_CASE("rewrite --mode accumulate: the seed's AddN rewrite written out, and its assignment relaxed") {

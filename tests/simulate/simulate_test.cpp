@@ -130,6 +130,42 @@ TEST_CASE("a fork/join on one device and on two: transfers, busy and idle time, 
   }
 }
 
+TEST_CASE("device fields match device names as TensorFlow matches them; one that matches none or several is refused") {
+  const auto g = graph_of(R"([
+    {"name": "x", "op": "op", "outputs": [8], "device": "/job:localhost/replica:0/task:0/device:GPU:1"},
+    {"name": "y", "op": "op", "outputs": [8], "inputs": ["x:0"], "device": "/cpu:0"},
+    {"name": "z", "op": "op", "outputs": [8], "inputs": ["y:0"]}])");
+  sim::machine m;
+  m.devices = {{.name = "/gpu:0"}, {.name = "/GPU:1"}, {.name = "/job:localhost/replica:0/task:0/device:CPU:0"}};
+  // A partial name matches a full one that agrees with it, either way round; no field: the first device.
+  CHECK(sim::placement_by_device_field(g, m) == std::vector<std::size_t>{1, 2, 0});
+  CHECK(m.devices_matching("/device:GPU:0") == std::vector<std::size_t>{0});
+  CHECK(m.devices_matching("/device:GPU:*") == std::vector<std::size_t>{0, 1});
+  CHECK(m.devices_matching("gpu0").empty());
+  const auto refusal = [&](const sim::machine& machine) -> sim::unmatched_device_error {
+    try {
+      (void)sim::placement_by_device_field(g, machine);
+    } catch (const sim::unmatched_device_error& e) {
+      return e;
+    }
+    FAIL("no unmatched_device_error");
+    return {0, "", {}};
+  };
+  m.devices[1].name = "/gpu:2";
+  const auto none = refusal(m);
+  CHECK(none.vertex == 0);
+  CHECK(none.device == "/job:localhost/replica:0/task:0/device:GPU:1");
+  CHECK(none.matches.empty());
+  CHECK(std::string(none.what()) ==
+        "vertex 0 is placed on '/job:localhost/replica:0/task:0/device:GPU:1', which matches no device of the machine");
+  m.devices[1].name = "/job:localhost/device:GPU:1";
+  m.devices.push_back({.name = "/task:0/gpu:1"});
+  const auto several = refusal(m);
+  CHECK(several.matches == std::vector<std::string>{"/job:localhost/device:GPU:1", "/task:0/gpu:1"});
+  CHECK(std::string(several.what()) == "vertex 0 is placed on '/job:localhost/replica:0/task:0/device:GPU:1', "
+                                       "which matches several devices: '/job:localhost/device:GPU:1' '/task:0/gpu:1'");
+}
+
 TEST_CASE("a producer read by two consumers on another device is sent once") {
   const auto g = graph_of(R"([
     {"name": "x", "op": "op", "outputs": [8, 16], "device": "A"},

@@ -12,7 +12,8 @@
 // *specification* of `less` (more specific) when it specifies every part `less`
 // does, with the same value. A complete name (every part set) names a device.
 // All operations are O(length of the names). parse_device_name throws
-// malformed_device_error; nothing else throws.
+// malformed_device_error (try_parse_device_name returns nothing instead);
+// nothing else throws.
 
 #include <memopt/colocate/errors.hpp>
 
@@ -159,6 +160,15 @@ class device_name_parser {
 /// Parses `text`; throws malformed_device_error naming the fault and where.
 [[nodiscard]] inline device_name parse_device_name(std::string_view text) {
   return detail::device_name_parser(text).parse();
+}
+
+/// The specification `text` is, or nothing when it is not one.
+[[nodiscard]] inline std::optional<device_name> try_parse_device_name(std::string_view text) {
+  try {
+    return parse_device_name(text);
+  } catch (const malformed_device_error&) {
+    return std::nullopt;
+  }
 }
 
 /// The first part, in job, replica, task, type, id order, that both specify

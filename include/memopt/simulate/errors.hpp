@@ -57,6 +57,31 @@ class bad_simulation_input_error : public error {
   }
 };
 
+/// The device field of `vertex` names no device of the machine, or several
+/// (`matches`, their names; empty when none): a placement cannot guess.
+class unmatched_device_error : public error {
+ public:
+  unmatched_device_error(std::size_t at, std::string requested, std::vector<std::string> matching)
+      : error(message(at, requested, matching, index_name)), vertex(at), device(std::move(requested)),
+        matches(std::move(matching)) {}
+  std::size_t vertex;
+  std::string device;
+  std::vector<std::string> matches;
+  [[nodiscard]] std::string describe(const vertex_namer& name) const override {
+    return message(vertex, device, matches, name);
+  }
+
+ private:
+  static std::string message(std::size_t v, const std::string& device, const std::vector<std::string>& matches,
+                             const vertex_namer& name) {
+    std::string text = name(v) + " is placed on '" + device + "', which ";
+    if (matches.empty()) return text + "matches no device of the machine";
+    text += "matches several devices:";
+    for (const std::string& m : matches) text += " '" + m + "'";
+    return text;
+  }
+};
+
 /// Nothing can start: every op to run waits for an input (the seed's "No
 /// ready nodes in the graph"). `waiting` lists the vertices of the ops that
 /// would run, at most a few.

@@ -233,13 +233,16 @@ template <simulation_graph G>
   return std::vector<std::size_t>(num_vertices(g), 0);
 }
 
-/// Each vertex on the device its op_traits device names exactly, else device 0.
+/// Each vertex on the one device its op_traits device matches
+/// (machine::devices_matching), device 0 when it names none. Throws
+/// unmatched_device_error for a device that matches no device or several.
 template <simulation_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] std::vector<std::size_t> placement_by_device_field(const G& g, const machine& m, Index index = {}) {
   require_index_map(g, index);
   std::vector<std::size_t> placement(num_vertices(g), 0);
+  device_field_matcher device_of(m);
   for (const auto v : boost::make_iterator_range(vertices(g))) {
-    placement[index(v)] = m.find_device(std::string(op_traits<G>::device(g, v))).value_or(0);
+    placement[index(v)] = device_of(index(v), std::string(op_traits<G>::device(g, v)));
   }
   return placement;
 }
