@@ -53,12 +53,12 @@ class TokenEncoder(nn.Module):
         return self.head(self.encoder(self.embed(ids) + self.pos))
 
 
-def make(name, batch):
-    """(model, inputs, the blocks torch.utils.checkpoint wraps)."""
+def make(name, batch, image=224):
+    """(model, inputs, the blocks torch.utils.checkpoint wraps); image: the CNNs' input side."""
     g = torch.Generator().manual_seed(0)
     if name in ("resnet18", "mobilenet_v2"):
         model = getattr(torchvision.models, name)()
-        x = torch.randn(batch, 3, 224, 224, generator=g)
+        x = torch.randn(batch, 3, image, image, generator=g)
         blocks = ([b for layer in (model.layer1, model.layer2, model.layer3, model.layer4) for b in layer]
                   if name == "resnet18" else list(model.features))
         return model, (x,), blocks
@@ -72,7 +72,7 @@ def make(name, batch):
     if name == "randwire":
         from randwire import randwire
         model = randwire(seed=0, channels=32, nodes=16)
-        return model, (torch.randn(batch, 3, 224, 224, generator=g),), list(model.stages)
+        return model, (torch.randn(batch, 3, image, image, generator=g),), list(model.stages)
     raise SystemExit(f"plans_that_run.py: unknown model {name!r}")
 
 
@@ -131,8 +131,9 @@ def min_cut_step(model, inputs, target):
     return call
 
 
-def row(name, batch):
-    model, inputs, blocks = make(name, batch)
+def row(name, batch, image=224, baselines=True):
+    """One model's figures; baselines: also PyTorch's eager step, checkpoint and min-cut."""
+    model, inputs, blocks = make(name, batch, image)
     model.train()
     step = mt.trace(model, inputs, train=True, name=f"{name}_train_b{batch}")
     seed = 1234
@@ -158,7 +159,10 @@ def row(name, batch):
         out["plans"][label] = {"budget": budget, "predicted": chosen.predicted_peak_bytes, "measured": peak,
                                "fits": chosen.fits, "extra_flops_percent": chosen.extra_flops_percent,
                                "random": chosen.random, "identical": same, "time_ratio": seconds / base_time,
-                               "method": chosen.method}
+                               "method": chosen.method,
+                               "out_of_reach": chosen.rewrite.to_dict().get("out_of_reach") if chosen.rewrite else None}
+    if not baselines:
+        return out
     target = step.inputs[-1]
     call, restore = eager_step(model, inputs, target)
     out["eager"] = dict(zip(("measured", "seconds"), measured(call, seed)))
