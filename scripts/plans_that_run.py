@@ -34,7 +34,6 @@ from torch import nn
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "models"))
 
-import memopt  # noqa: E402
 import memopt.torch as mt  # noqa: E402
 
 
@@ -213,7 +212,7 @@ def main():
         t0 = time.time()
         rows.append(row(name, args.batch))
         print(f"plans_that_run.py: {name} in {time.time() - t0:.0f} s", file=sys.stderr)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU; memopt {getattr(memopt, '__version__', '?')}")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU")
     print(markdown(rows))
     if args.json:
         with open(args.json, "w") as f:
