@@ -77,6 +77,13 @@ def _per_node(module, inputs):
         row = rows[ranges[i][2]]
         row["allocated_bytes" if delta > 0 else "freed_bytes"] += abs(delta)
         row["live_bytes"] = live
+        row["touched"] = True
+    # a node without memory events leaves what was live before it
+    live = 0
+    for _, _, name in ranges:
+        row = rows[name]
+        live = row["live_bytes"] if row.pop("touched", False) else live
+        row["live_bytes"] = live
     return [rows[name] for _, _, name in ranges]
 
 
