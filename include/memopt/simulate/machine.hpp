@@ -122,6 +122,7 @@ class device_field_matcher {
     const std::vector<std::size_t>& devices = it->second;
     if (devices.size() != 1) {
       std::vector<std::string> names;
+      names.reserve(devices.size());
       for (const std::size_t d : devices) names.push_back(machine_.devices[d].name);
       throw unmatched_device_error(v, requested, std::move(names));
     }
