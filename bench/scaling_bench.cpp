@@ -2,7 +2,7 @@
 // vertex, random_graph.hpp), beside boost::topological_sort on the same graphs
 // in the same run, with the library's own peak heap use per vertex:
 //   build-bench/bench/scaling_bench --benchmark_format=json > scaling.json
-//   scripts/scaling.py scaling.json       # the README's table and log-log slopes
+//   scripts/scaling.py scaling.json       # docs/performance.md's table and log-log slopes
 // Counters: bytes_per_vertex is the largest amount of heap the call held at
 // once beyond what it started with, over the vertices (allocations counted by
 // this binary's operator new and delete); the graph itself is built before.

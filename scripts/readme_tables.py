@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The README's tables of schedules, arenas and sharing on the shipped graphs.
+"""The tables of schedules, arenas and sharing on the shipped graphs (docs/schedule.md,
+docs/heap.md, docs/sharing.md).
 
 usage: scripts/readme_tables.py PLAN DATA_DIR [--no-alias] [--exact-seconds S | --work-limit N]
                                 [--tables schedule,arena,share]
@@ -9,7 +10,7 @@ PLAN is a Release memopt-plan, DATA_DIR holds the graphs (*.json). With
 --work-limit the searches (exact and best schedules, the exact packer) stop on
 work instead of time, so the tables repeat exactly on any machine. Prints
 Markdown tables on stdout; each cell is what `memopt-plan` answers, so a row
-is reproduced by the command the README names above its table.
+is reproduced by the command its page names above the table.
 """
 import argparse
 import json

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's scaling table from scaling_bench's JSON output.
+"""The scaling table of docs/performance.md from scaling_bench's JSON output.
 
 usage: build-bench/bench/scaling_bench --benchmark_format=json > scaling.json
        scripts/scaling.py scaling.json

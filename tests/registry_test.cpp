@@ -18,7 +18,7 @@ namespace mt = memopt::testing;
 
 namespace {
 
-/// The names memopt-plan's --algo flags accept (README's command line).
+/// The names memopt-plan's --algo flags accept (docs/cli.md).
 const std::vector<std::string> cli_schedulers = {"program", "list", "dfs", "post-order", "xla",
                                                  "lpmf", "bfs", "dfs-size", "exact", "best"};
 const std::vector<std::string> cli_heap = {"first-fit", "best-fit", "xla-size", "xla-area",

@@ -13,8 +13,8 @@
 A graph is built node by node (Graph), from a memopt-graph/1 dict
 (Graph.from_json) or read from a file (read_graph: .json, .json.gz, .onnx).
 Each function returns a result whose attributes are the fields of the
-memopt-plan subcommand's JSON of the same name (docs/graph-format.md, the
-README's command-line section); to_dict() gives them all. alias=False counts
+memopt-plan subcommand's JSON of the same name (docs/graph-format.md,
+docs/cli.md); to_dict() gives them all. alias=False counts
 every output apart (memopt-plan's --no-alias). Bad input raises memopt.Error
 (or its kinds FormatError, OrderError, UnknownAlgorithmError) with the
 message memopt-plan prints. Searches run with the GIL released; Ctrl-C ends
