@@ -98,6 +98,7 @@ inline nlohmann::ordered_json rewritten_graph_json(const io::file_graph& origina
     if (node.persistent) j["persistent"] = true;
     if (!node.device.empty()) j["device"] = node.device;
     if (node.flops > 0) j["flops"] = node.flops;
+    if (node.scratch_bytes > 0) j["scratch_bytes"] = node.scratch_bytes;
     nlohmann::ordered_json attrs = node.origin != rewrite::no_vertex && original[node.origin].attrs.is_object()
                                        ? nlohmann::ordered_json(original[node.origin].attrs)
                                        : nlohmann::ordered_json::object();

@@ -30,7 +30,8 @@ std::string tensor_ref(const std::string& text) {
 
 void add_node(graph_document& d, const std::string& name, const std::string& op, const py::object& outputs,
               const std::vector<std::string>& inputs, const std::vector<std::string>& control, bool persistent,
-              std::optional<double> flops, const std::string& device, const py::object& attrs) {
+              std::optional<double> flops, const py::object& scratch_bytes, const std::string& device,
+              const py::object& attrs) {
   const std::string where = "node '" + name + "'";
   nlohmann::ordered_json node{{"name", name}};
   if (!op.empty()) node["op"] = op;
@@ -42,6 +43,7 @@ void add_node(graph_document& d, const std::string& name, const std::string& op,
   node["outputs"] = to_json(outputs, where + " outputs");
   if (persistent) node["persistent"] = true;
   if (flops) node["flops"] = *flops;
+  if (!scratch_bytes.is_none()) node["scratch_bytes"] = to_json(scratch_bytes, where + " scratch_bytes");
   if (!device.empty()) node["device"] = device;
   if (!attrs.is_none()) node["attrs"] = to_json(attrs, where + " attrs");
   d.edit()["nodes"].push_back(std::move(node));
@@ -124,11 +126,12 @@ it, and kept built until it changes.)")
       .def("add_node", &add_node, py::arg("name"), py::kw_only(), py::arg("op") = "",
            py::arg("outputs") = py::list(), py::arg("inputs") = std::vector<std::string>{},
            py::arg("control") = std::vector<std::string>{}, py::arg("persistent") = false,
-           py::arg("flops") = std::nullopt, py::arg("device") = "", py::arg("attrs") = py::none(),
+           py::arg("flops") = std::nullopt, py::arg("scratch_bytes") = py::none(), py::arg("device") = "",
+           py::arg("attrs") = py::none(),
            R"(Adds a node after the others. outputs: the byte size of each output port;
 inputs: data inputs "node:port" in operand order ("node" alone is port 0);
 control: names of control predecessors; persistent: weights and constants;
-flops, device, attrs: as in the format (attrs.alias and attrs.inplace for views
+flops, scratch_bytes, device, attrs: as in the format (attrs.alias and attrs.inplace for views
 and in-place results).)")
       .def("add_output", [](graph_document& d, const std::string& tensor) {
              d.edit()["outputs"].push_back(tensor_ref(tensor));

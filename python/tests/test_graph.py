@@ -25,15 +25,17 @@ class GraphTest(unittest.TestCase):
     def test_every_node_field(self):
         g = memopt.Graph()
         g.add_node("a", op="input", outputs=[8, 16], device="/gpu:0", flops=2.5, attrs={"shape": [2, (1, 2)], "k": None})
-        g.add_node("b", op="view", inputs=["a:1"], control=["a"], outputs=[16], attrs={"alias": "a:1", "view": True})
+        g.add_node("b", op="view", inputs=["a:1"], control=["a"], outputs=[16], scratch_bytes=100,
+                   attrs={"alias": "a:1", "view": True})
         node_a, node_b = g.to_json()["nodes"]
         self.assertEqual(node_a, {"name": "a", "op": "input", "outputs": [8, 16], "flops": 2.5, "device": "/gpu:0",
                                   "attrs": {"shape": [2, [1, 2]], "k": None}})
         self.assertEqual(node_b["control"], ["a"])
+        self.assertEqual(node_b["scratch_bytes"], 100)
         peak = memopt.peak(g)
         self.assertEqual(peak.aliased_outputs, 1)  # b lives in a's port 1
-        self.assertEqual(peak.peak_bytes, 24)
-        self.assertEqual(memopt.peak(g, alias=False).peak_bytes, 32)
+        self.assertEqual(peak.peak_bytes, 116)  # at b: a's port 1 and b's scratch (a's port 0 died unread)
+        self.assertEqual(memopt.peak(g, alias=False).peak_bytes, 132)  # b's own 16 bytes too
 
     def test_json_round_trip_and_the_cache_follows_changes(self):
         g = quickstart_graph()
@@ -115,6 +117,9 @@ class GraphErrorTest(unittest.TestCase):
         h = memopt.Graph("negative")
         h.add_node("a", outputs=[-4])
         self.check_as_cli(h, "node 'a': size -4 is negative")
+        s = memopt.Graph("negative_scratch")
+        s.add_node("a", outputs=[4], scratch_bytes=-1)
+        self.check_as_cli(s, "node 'a': scratch_bytes -1 is negative")
 
     def test_bad_documents_and_values(self):
         with self.assertRaisesRegex(memopt.FormatError, "format is \"memopt-graph/2\""):

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -183,6 +184,25 @@ TEST_CASE("rewrite: the JSON contract, the rewritten graph written and read back
   CHECK(peak["nodes"] == 15);
   const auto schedule = nlohmann::json::parse(plan("schedule " + graph + " --algo exact").out);
   CHECK(schedule["peak_bytes"] == j["peak_before"]);
+}
+
+TEST_CASE("rewrite --output: scratch bytes are written back, a recomputed copy's beside its original's") {
+  auto doc = nlohmann::json::parse(std::ifstream(data_dir + "/rewrite/bn_relu_train.json"));
+  for (auto& node : doc["nodes"]) {
+    if (node["name"] == "bn") node["scratch_bytes"] = 32;
+  }
+  const auto graph = write_temp("bn_scratch.json", doc.dump());
+  const auto rewritten = temp_path("bn_scratch_rewritten.json");
+  const auto r = plan("rewrite " + graph.string() + " --budget 400 --mode recompute --output " + rewritten.string());
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto written = nlohmann::json::parse(std::ifstream(rewritten));
+  std::map<std::string, std::uint64_t> scratch;
+  for (const auto& node : written["nodes"]) {
+    if (node.contains("scratch_bytes")) scratch[node["name"]] = node["scratch_bytes"];
+  }
+  CHECK(scratch == std::map<std::string, std::uint64_t>{{"bn", 32}, {"Recomputed/bn", 32}});
+  CHECK(nlohmann::json::parse(plan("peak " + rewritten.string()).out)["peak_bytes"] == j["peak_after"]);
 }
 
 TEST_CASE("rewrite: bad usage is refused in one line") {

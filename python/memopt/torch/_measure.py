@@ -67,7 +67,8 @@ def _per_node(module, inputs):
     ranges = sorted((e.start_us(), e.start_us() + e.duration_us(), e.name()[len("memopt::"):])
                     for e in prof.kineto_results.events() if e.name().startswith("memopt::"))
     starts = [r[0] for r in ranges]
-    rows = {name: {"node": name, "allocated_bytes": 0, "freed_bytes": 0, "live_bytes": 0} for _, _, name in ranges}
+    rows = {name: {"node": name, "allocated_bytes": 0, "freed_bytes": 0, "live_bytes": 0, "peak_bytes": 0}
+            for _, _, name in ranges}
     live = 0
     for at, delta in memory_events(prof):
         live += delta
@@ -77,13 +78,15 @@ def _per_node(module, inputs):
         row = rows[ranges[i][2]]
         row["allocated_bytes" if delta > 0 else "freed_bytes"] += abs(delta)
         row["live_bytes"] = live
+        row["peak_bytes"] = max(row["peak_bytes"], live)
         row["touched"] = True
     # a node without memory events leaves what was live before it
     live = 0
     for _, _, name in ranges:
         row = rows[name]
-        live = row["live_bytes"] if row.pop("touched", False) else live
-        row["live_bytes"] = live
+        if not row.pop("touched", False):
+            row["live_bytes"] = row["peak_bytes"] = live
+        live = row["live_bytes"]
     return [rows[name] for _, _, name in ranges]
 
 
@@ -93,7 +96,8 @@ def measure(module, inputs, *, per_node=False, repeat=3):
     Returns a dict: peak_bytes, device, seconds (median wall time of `repeat`
     calls without the profiler), and with per_node a list "nodes" of
     {node, allocated_bytes, freed_bytes, live_bytes (allocated since the call
-    began, at the node's last event)} in run order (fx modules only)."""
+    began, at the node's last event), peak_bytes (the most live during the
+    node)} in run order (fx modules only)."""
     inputs = tuple(inputs)
     tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
     device = tensors[0].device if tensors else torch.device("cpu")
