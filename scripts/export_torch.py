@@ -79,7 +79,10 @@ several inputs), output "y".  Without --onnx-weights the file is graph-only:
 every initializer keeps name, dims and data_type but its data is declared as
 external data in "<stem>.weights" (offset/length) which is NOT written, so the
 file stays small and is enough for shape-only readers.  --onnx-weights writes
-a normal self-contained model.  The result is checked with onnx.checker and
+a normal self-contained model (over protobuf's 2 GiB, with its weights in
+"<stem>.data" beside it, as ONNX's external data).  The export runs with
+gradients enabled, so that attention in eval mode is exported op by op rather
+than as the fused kernel ONNX has no op for.  The result is checked with onnx.checker and
 onnx.shape_inference (strict); shapes it leaves unknown behind shape arithmetic
 (Shape, Gather, Concat, ... feeding Reshape or Slice) are left to the reader
 (memopt's importer computes them: docs/onnx.md).
@@ -96,7 +99,6 @@ import gzip
 import importlib
 import importlib.util
 import inspect
-import io
 import json
 import os
 import re
@@ -241,6 +243,8 @@ def load_model(spec, batch, input_shape, model_kwargs):
 # ONNX
 
 def export_onnx(model, inputs, path, with_weights, opset=13):
+    import tempfile
+
     import torch
     import onnx
     from onnx import shape_inference
@@ -256,43 +260,60 @@ def export_onnx(model, inputs, path, with_weights, opset=13):
                 t.add_(torch.rand_like(t) * 1e-2)
     n = len(inputs)
     input_names = ["x"] if n == 1 else [f"x{i}" for i in range(n)]
-    buf = io.BytesIO()
-    try:
-        with torch.no_grad():
-            torch.onnx.export(model, tuple(inputs), buf, opset_version=opset,
+    with tempfile.TemporaryDirectory() as tmp:
+        # through a file: a model over protobuf's 2 GiB is exported with its weights
+        # beside it (ONNX external data), which an in-memory export refuses
+        exported = os.path.join(tmp, "model.onnx")
+        try:
+            # with gradients enabled: nn.MultiheadAttention in eval mode takes its fused
+            # fast path (which the exporter cannot export) only when they are not
+            torch.onnx.export(model, tuple(inputs), exported, opset_version=opset,
                               training=torch.onnx.TrainingMode.PRESERVE,
                               do_constant_folding=False, input_names=input_names,
                               output_names=["y"], export_params=True)
-    except Exception as e:  # noqa: BLE001
-        raise ExportError(f"ONNX export failed: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
-    proto = onnx.load_from_string(buf.getvalue())
-    # consistent shapes (checked before the data is removed)
-    shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
-    onnx.checker.check_model(proto)
-    if not with_weights:
-        stem = os.path.splitext(os.path.basename(path))[0]
-        location = stem + ".weights"
-        offset = 0
-        for t in proto.graph.initializer:
-            data = _tensor_bytes(t)
-            length = len(data)
-            t.ClearField("raw_data")
-            for field in ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data"):
-                t.ClearField(field)
-            del t.external_data[:]
-            t.data_location = onnx.TensorProto.EXTERNAL
-            for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
-                entry = t.external_data.add()
-                entry.key = key
-                entry.value = value
-            offset += (length + 4095) // 4096 * 4096
-        # the graph-only model must still infer shapes, and pass the checker
-        # where no data is needed: a copy declaring the initializers as typed graph
-        # inputs instead (the checker would try to open the unwritten .weights file)
-        shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
-        onnx.checker.check_model(_without_initializers(proto))
+        except Exception as e:  # noqa: BLE001
+            raise ExportError(f"ONNX export failed: {type(e).__name__}: "
+                              f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
+        # consistent shapes (checked with the data, through the file: it may be over 2 GiB)
+        shape_inference.infer_shapes_path(exported, os.path.join(tmp, "inferred.onnx"), check_type=True,
+                                          strict_mode=True, data_prop=True)
+        onnx.checker.check_model(exported)
+        proto = onnx.load(exported, load_external_data=False)
+        large = any(t.data_location == onnx.TensorProto.EXTERNAL for t in proto.graph.initializer)
+        if with_weights:
+            if large:
+                onnx.load_external_data_for_model(proto, tmp)
+                stem = os.path.splitext(os.path.basename(path))[0]
+                onnx.save_model(proto, path, save_as_external_data=True, location=stem + ".data")
+                return proto
+        else:
+            _refer_to_unwritten_weights(proto, path, tmp)
+            # the graph-only model must still infer shapes, and pass the checker
+            # where no data is needed: a copy declaring the initializers as typed graph
+            # inputs instead (the checker would try to open the unwritten .weights file)
+            shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
+            onnx.checker.check_model(_without_initializers(proto))
     _write_bytes(path, proto.SerializeToString())
     return proto
+
+
+def _refer_to_unwritten_weights(proto, path, exported_dir):
+    """Points every initializer at <stem>.weights (page-aligned offsets, its real length), data dropped."""
+    import onnx
+    location = os.path.splitext(os.path.basename(path))[0] + ".weights"
+    offset = 0
+    for t in proto.graph.initializer:
+        length = _stored_length(t, exported_dir)
+        t.ClearField("raw_data")
+        for field in ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data"):
+            t.ClearField(field)
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.EXTERNAL
+        for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
+            entry = t.external_data.add()
+            entry.key = key
+            entry.value = value
+        offset += (length + 4095) // 4096 * 4096
 
 
 def _without_initializers(proto):
@@ -308,11 +329,18 @@ def _without_initializers(proto):
     return copy
 
 
-def _tensor_bytes(t):
+def _stored_length(t, directory):
+    """Bytes of an initializer's data, in the proto or in the external file the export wrote."""
+    import onnx
     from onnx import numpy_helper
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        entries = {e.key: e.value for e in t.external_data}
+        if "length" in entries:
+            return int(entries["length"])
+        return os.path.getsize(os.path.join(directory, entries["location"])) - int(entries.get("offset", 0))
     if t.HasField("raw_data"):
-        return t.raw_data
-    return numpy_helper.to_array(t).tobytes()
+        return len(t.raw_data)
+    return numpy_helper.to_array(t).nbytes
 
 
 # --------------------------------------------------------------------------
@@ -383,7 +411,7 @@ def parse_args(argv):
                    help="batch size N (default 1; for a callable with a `batch` argument, its own default)")
     p.add_argument("--output", "-o", help="output file (.json, or .json.gz for gzip); default <name>.json")
     p.add_argument("--onnx", help="also export the eval-mode model to this ONNX file (graph-only unless --onnx-weights)")
-    p.add_argument("--onnx-weights", action="store_true", help="write a self-contained ONNX file with the weights")
+    p.add_argument("--onnx-weights", action="store_true", help="write the ONNX file with the weights (beside it over 2 GiB)")
     p.add_argument("--opset", type=int, default=13, help="ONNX opset of --onnx (default 13)")
     p.add_argument("--input-shape", help="per-sample input shape without the batch, e.g. 3,224,224")
     p.add_argument("--seed", type=int, default=0, help="random seed (weights, inputs, targets; default 0)")

@@ -413,6 +413,32 @@ class ExportTorchTest(GraphChecks):
         out = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
         self.assertEqual(out, [1, 1000])
 
+    ATTENTION = textwrap.dedent('''
+        import torch
+        from torch import nn
+
+        def attention():
+            # batch_first: in eval mode without gradients torch takes the fused attention
+            # kernel, which ONNX cannot express (ViT's encoder is built this way)
+            layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, batch_first=True)
+            return nn.TransformerEncoder(layer, 1, enable_nested_tensor=False), (torch.randn(2, 5, 16),)
+        ''')
+
+    def test_onnx_batch_first_attention_with_weights(self):
+        src = self.path("attention_model.py")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(self.ATTENTION)
+        path = self.path("attention.onnx")
+        proc = export(f"{src}:attention", "--onnx", path, "--onnx-weights")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        model = onnx.load(path)
+        onnx.checker.check_model(model, full_check=True)
+        ops = collections.Counter(n.op_type for n in model.graph.node)
+        self.assertEqual(ops["Softmax"], 1)
+        self.assertTrue(all(t.data_location == onnx.TensorProto.DEFAULT and t.raw_data
+                            for t in model.graph.initializer))
+        self.assertFalse(any(name.endswith(".data") for name in os.listdir(os.path.dirname(path))))
+
     @unittest.skipUnless(os.environ.get("MEMOPT_PLAN") and os.environ.get("MEMOPT_ONNX") != "0",
                          "MEMOPT_PLAN names no memopt-plan reading ONNX (ctest sets it)")
     def test_onnx_resnet18_planned_like_the_traced_graph(self):
