@@ -212,7 +212,8 @@ def main():
         t0 = time.time()
         rows.append(row(name, args.batch))
         print(f"plans_that_run.py: {name} in {time.time() - t0:.0f} s", file=sys.stderr)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU")
+    threads = torch.get_num_threads()
+    print(f"torch {torch.__version__}, {threads} thread{'' if threads == 1 else 's'}, CPU")
     print(markdown(rows))
     if args.json:
         with open(args.json, "w") as f:

@@ -153,11 +153,15 @@ class ResidualMlp(unittest.TestCase):
 
 
 class Resnet18(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        torch.manual_seed(0)
+        cls.step = mt.trace(torchvision.models.resnet18(), torch.randn(2, 3, 64, 64))
+
     def test_scratch_makes_the_prediction_exact(self):
         # oneDNN's convolutions copy their input and weight into blocked layouts while they
         # run, and their backward holds a blocked weight gradient: memory the outputs do not show
-        torch.manual_seed(0)
-        step = mt.trace(torchvision.models.resnet18(), torch.randn(1, 3, 64, 64))
+        step = self.step
         self.assertTrue(any(self.is_convolution(step, name) for name in step.scratch))
         without = step.graph.to_json()
         for node in without["nodes"]:
@@ -166,6 +170,20 @@ class Resnet18(unittest.TestCase):
         measured = mt.measure(step.module, step.inputs, repeat=1)["peak_bytes"]
         self.assertEqual(measured, predicted)
         self.assertLess(memopt.peak(memopt.Graph.from_json(without)).peak_bytes, measured)
+
+    def test_a_recomputing_plan_keeps_every_scratch(self):
+        # the rewritten graph: each original keeps its scratch, a copy runs its original's op again
+        step = self.step
+        plan = mt.plan(step, budget=0.5)
+        scratch = {n["name"]: n.get("scratch_bytes", 0) for n in plan.graph.to_json()["nodes"]}
+        for name, bytes_ in step.scratch.items():
+            self.assertEqual(scratch[name], bytes_, name)
+        self.assertTrue(plan.copies)
+        self.assertTrue(any(step.scratch.get(original) for original in plan.copies.values()))
+        for copy, original in plan.copies.items():
+            self.assertEqual(scratch[copy], step.scratch.get(original, 0), copy)
+        measured = mt.measure(mt.apply(step, plan), step.inputs, repeat=1)["peak_bytes"]
+        self.assertEqual(measured, plan.predicted_peak_bytes)
 
     @staticmethod
     def is_convolution(step, name):
