@@ -8,3 +8,4 @@
 #include <memopt/heap.hpp>
 #include <memopt/simulate.hpp>
 #include <memopt/rewrite.hpp>
+#include <memopt/compare.hpp>
