@@ -22,13 +22,8 @@
 #include "schedulers.hpp"
 #include "simulate.hpp"
 
-#include <compare/comparison.hpp>
-
-#include <memopt/heap.hpp>
-#include <memopt/liveness.hpp>
-#include <memopt/share.hpp>
-
-#include <nlohmann/json.hpp>
+#include <memopt/compare.hpp>
+#include <memopt/io/compare_json.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -46,43 +41,33 @@ namespace memopt::plan {
 
 namespace detail {
 
-inline bool selected(const std::vector<std::string>& algos, std::string_view name) {
-  return algos.empty() || std::ranges::find(algos, name) != algos.end();
-}
-
-/// The family's cells for one graph, each with the family's bound on it.
-inline std::vector<comparison::cell> compare_family(const io::file_graph& g, const std::string& family,
-                                                   const std::vector<std::string>& algos,
-                                                   const search_limits& limits) {
+/// The family's cells for one graph, each with the family's bound on it:
+/// schedule, arena and share are the library's (memopt/compare.hpp);
+/// simulate and rewrite run memopt-plan's own simulate and rewrite.
+inline std::vector<compare::cell> compare_family(const io::file_graph& g, const std::string& family,
+                                                 const compare::comparison_options& options) {
   const std::string name = g[boost::graph_bundle].name;
-  std::vector<comparison::cell> cells;
-  std::uint64_t bound = 0;
-  if (family == "schedule") {
-    bound = lower_bound(g);
-    for (const auto& e : schedule::entries()) {
-      if (!selected(algos, e.name)) continue;
-      const auto r = run_scheduler(g, e.name, limits);
-      bound = std::max(bound, r.lower_bound_bytes);
-      cells.push_back({name, family, std::string(e.name), r.peak_bytes, 0, r.seconds});
-    }
-  } else if (family == "arena") {
+  const auto& limits = options.limits;
+  if (family == "schedule") return compare::schedule_cells(g, name, options);
+  if (family == "arena") {
     const auto order = run_scheduler(g, "best", limits).order;
-    const auto problem = make_arena_problem(g, std::span<const std::size_t>(order));
-    bound = max_live_bytes(problem.buffers);
-    for (const auto& e : heap::entries()) {
-      if (!selected(algos, e.name)) continue;
-      const auto [r, ms] = timed([&] { return e(problem.buffers, limits); });
-      cells.push_back({name, family, std::string(e.name), r.plan.arena_bytes, 0, ms / 1000});
-    }
-  } else if (family == "simulate") {
+    return compare::arena_cells(g, name, std::span<const std::size_t>(order), options);
+  }
+  if (family == "share") {
+    const auto order = program_order(g);
+    return compare::share_cells(g, name, std::span<const std::size_t>(order), options);
+  }
+  std::vector<compare::cell> cells;
+  std::uint64_t bound = 0;
+  if (family == "simulate") {
     bound = lower_bound(g);
     const simulation_config config;
     for (const auto& policy : simulation_policy_names()) {
-      if (!selected(algos, policy)) continue;
-      const auto [r, ms] = timed([&] { return run_simulation(g, config, policy, "", name); });
-      cells.push_back({name, family, policy, r.devices[0].peak_bytes(), 0, ms / 1000});
+      if (!memopt::detail::is_selected(options, policy)) continue;
+      const auto [r, seconds] = compare::timed([&] { return run_simulation(g, config, policy, "", name); });
+      cells.push_back({name, family, policy, r.devices[0].peak_bytes(), 0, seconds});
     }
-  } else if (family == "rewrite") {
+  } else {  // rewrite
     const auto facts = rewrite::read_facts(g);
     // The search limits given; none: 200,000 states, so the figures repeat.
     exact_options search{.time_limit_seconds = limits.time_limit_seconds, .work_limit = limits.work_limit,
@@ -92,8 +77,8 @@ inline std::vector<comparison::cell> compare_family(const io::file_graph& g, con
     simulation_config config;
     config.machine.devices[0].memory_bytes = bound / 2;
     for (const char* mode : {"remat", "recompute", "swap", "accumulate", "all"}) {
-      if (!selected(algos, mode)) continue;
-      const auto [report, ms] = timed([&] {
+      if (!memopt::detail::is_selected(options, mode)) continue;
+      const auto [report, seconds] = compare::timed([&] {
         if (std::string_view(mode) == "remat") {
           const auto remat = remat_plan(g, facts, {.budget = bound / 2}, search);
           return rewrite::evaluate(facts, remat.plan, search, remat.order);
@@ -101,20 +86,10 @@ inline std::vector<comparison::cell> compare_family(const io::file_graph& g, con
         const auto p = rewrite_passes(g, facts, mode, "heuristic", "gradients/", {}, config, search, 25);
         return rewrite::evaluate(facts, p, search);
       });
-      cells.push_back({name, family, mode, report.peak_after, 0, ms / 1000});
-    }
-  } else {  // share
-    const auto order = program_order(g);
-    const std::span<const std::size_t> steps(order);
-    bound = liveness(g, steps).peak_bytes;
-    for (const auto& e : share::entries()) {
-      if (!selected(algos, e.name)) continue;
-      const auto [plan, ms] = timed([&] { return e(g, steps); });
-      cells.push_back({name, family, std::string(e.name), plan.total_bytes, 0, ms / 1000});
+      cells.push_back({name, family, mode, report.peak_after, 0, seconds});
     }
   }
-  for (auto& c : cells) c.lower_bound = bound;
-  return cells;
+  return memopt::detail::with_bound(cells, bound);
 }
 
 }  // namespace detail
@@ -159,8 +134,8 @@ inline command add_compare_command(CLI::App& app) {
                 throw cli_error("compare: unknown algorithm '" + a + "' (known: " + joined(known) + ")");
               }
             }
-            const search_limits limits{opts->time_limit, opts->work_limit, &interrupted};
-            std::vector<comparison::cell> cells;
+            const compare::comparison_options options{{opts->time_limit, opts->work_limit, &interrupted}, opts->algos};
+            std::vector<compare::cell> cells;
             const bool show_progress = isatty(STDERR_FILENO) != 0;  // silent in pipes and CI
             const std::size_t steps = opts->graphs.size() * opts->families.size();
             std::size_t done = 0;
@@ -175,7 +150,7 @@ inline command add_compare_command(CLI::App& app) {
                               << '/' << steps << ' ' << g[boost::graph_bundle].name << ' ' << family << "\x1b[K"
                               << std::flush;
                   }
-                  auto more = detail::compare_family(g, family, opts->algos, limits);
+                  auto more = detail::compare_family(g, family, options);
                   cells.insert(cells.end(), more.begin(), more.end());
                   ++done;
                 }
@@ -190,13 +165,13 @@ inline command add_compare_command(CLI::App& app) {
                   {"share", "total storage bytes for the program order; bound: its peak"},
                   {"simulate", "device peak of each ready policy on one device; bound: the schedules' lower bound"},
                   {"rewrite", "best peak after each rewrite (the budget-driven planner, the seed's modes) at half the best peak; reference: the best peak before"}};
-              std::vector<std::pair<std::string, std::string>> families;
-              for (const auto& f : opts->families) families.emplace_back(f, what.at(f));
-              comparison::print_markdown(std::cout, cells, families);
+              std::vector<compare::family_caption> families;
+              for (const auto& f : opts->families) families.push_back({f, what.at(f)});
+              compare::print_markdown(std::cout, cells, families);
             } else if (opts->format == "csv") {
-              comparison::print_csv(std::cout, cells);
+              compare::print_csv(std::cout, cells);
             } else {
-              comparison::print_json(std::cout, cells);
+              io::print_comparison_json(std::cout, cells);
             }
           }};
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Small text helpers for memopt-plan's human-readable report, and a timer.
 
-#include <chrono>
+#include <memopt/compare/cell.hpp>
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -48,11 +49,8 @@ inline std::string joined(const std::vector<std::string>& items, const std::stri
 /// Milliseconds f() takes, and its result.
 template <class F>
 auto timed(F&& f) {
-  const auto started = std::chrono::steady_clock::now();
-  auto result = std::forward<F>(f)();
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  return std::pair{std::move(result), ms};
+  auto [result, seconds] = compare::timed(std::forward<F>(f));
+  return std::pair{std::move(result), seconds * 1000};
 }
 
 }  // namespace memopt::plan

@@ -25,7 +25,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 namespace memopt::compare {
@@ -55,6 +54,16 @@ inline std::vector<compare::cell>& with_bound(std::vector<compare::cell>& cells,
   return cells;
 }
 
+/// A user's priority through list_schedule, or a user's scheduler called.
+template <class G, class S>
+schedule_result<G> run_own_scheduler(const G& g, const S& s) {
+  if constexpr (schedule_priority<S>) {
+    return memopt::list_schedule(g, s);
+  } else {
+    return s(g);
+  }
+}
+
 }  // namespace memopt::detail
 
 namespace memopt::compare {
@@ -71,14 +80,8 @@ template <tensor_graph G, own_scheduler<G>... Own>
     bound = std::max(bound, r.lower_bound_bytes);  // a search's certified bound
     cells.push_back({graph, "schedule", std::string(e.name), r.peak_bytes, 0, seconds});
   }
-  const auto add_own = [&](const auto& s) {
-    const auto [r, seconds] = timed([&]() -> schedule_result<G> {
-      if constexpr (schedule_priority<std::remove_cvref_t<decltype(s)>>) {
-        return memopt::list_schedule(g, s);
-      } else {
-        return s(g);
-      }
-    });
+  [[maybe_unused]] const auto add_own = [&](const auto& s) {
+    const auto [r, seconds] = timed([&] { return detail::run_own_scheduler(g, s); });
     cells.push_back({graph, "schedule", r.method, r.peak_bytes, 0, seconds});
   };
   (add_own(own), ...);
