@@ -1,7 +1,7 @@
 // memopt/compare.hpp: cells, their bounds, the summaries and the printers; a
 // user's own priority and scheduler beside every built-in scheduler.
-#include "support/graph_spec.hpp"
-#include "support/named_graphs.hpp"
+#include "../support/graph_spec.hpp"
+#include "../support/named_graphs.hpp"
 
 #include <memopt/compare.hpp>
 
