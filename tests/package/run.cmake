@@ -26,7 +26,7 @@ endif()
 
 set(chain ${SOURCE_DIR}/examples/data/small/chain.json)
 set(chain_figures "consumer_io: chain peak 35 best 35 arena 35 shared 65")
-set(compare_figures "consumer_compare: 12 columns, frees-most 10, bound 10")
+set(compare_figures "consumer_compare: 12 columns, frees-most 8, bound 8")
 set(consumer_args -DMEMOPT_MODE=${MODE} -DMEMOPT_SOURCE_DIR=${SOURCE_DIR})
 if(MODE STREQUAL "find_package")
   run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${SCRATCH}/memopt -DMEMOPT_BUILD_TESTS=OFF

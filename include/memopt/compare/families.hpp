@@ -10,7 +10,8 @@
 //       (bytes of the storages); reference: that order's peak
 // options.algorithms keeps the named built-ins only; options.limits bounds the
 // searches (a work limit alone: the same values on any machine). Throws what
-// the algorithms throw (cycle_error, bad_port_error, ...).
+// the algorithms throw (cycle_error, bad_port_error, ...; not_topological_error
+// when `program` is kept and vertices(g) is not a topological order).
 
 #include <memopt/compare/cell.hpp>
 #include <memopt/heap/graph.hpp>
