@@ -260,6 +260,7 @@ def export_onnx(model, inputs, path, with_weights, opset=13):
                 t.add_(torch.rand_like(t) * 1e-2)
     n = len(inputs)
     input_names = ["x"] if n == 1 else [f"x{i}" for i in range(n)]
+    _register_missing_symbolics(opset)
     with tempfile.TemporaryDirectory() as tmp:
         # through a file: a model over protobuf's 2 GiB is exported with its weights
         # beside it (ONNX external data), which an in-memory export refuses
@@ -295,6 +296,14 @@ def export_onnx(model, inputs, path, with_weights, opset=13):
             onnx.checker.check_model(_without_initializers(proto))
     _write_bytes(path, proto.SerializeToString())
     return proto
+
+
+def _register_missing_symbolics(opset):
+    """ONNX translations torch 1.13's exporter lacks: aten::zero, Tensor.zero_ on a slice
+    (Swin-v2 zeroes its key bias so), as ONNX's zeros_like."""
+    import torch
+    from torch.onnx import symbolic_opset9
+    torch.onnx.register_custom_op_symbolic("aten::zero", lambda g, self: symbolic_opset9.zeros_like(g, self), opset)
 
 
 def _refer_to_unwritten_weights(proto, path, exported_dir):

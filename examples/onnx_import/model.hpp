@@ -407,9 +407,10 @@ struct converter {
     return round;
   }
 
-  /// The static shapes ONNX's inference gave `graph`'s tensors.
+  /// The static shapes of `graph`'s tensors: its initializers' dims and what ONNX's inference gave.
   [[nodiscard]] static std::unordered_map<std::string, shape> static_shapes(const onnx::GraphProto& graph) {
     std::unordered_map<std::string, shape> shapes;
+    for (const auto& init : graph.initializer()) shapes.emplace(init.name(), shape(init.dims().begin(), init.dims().end()));
     const auto record = [&](const onnx::ValueInfoProto& value) {
       std::string problem;
       if (auto t = static_type(value.type(), problem)) shapes.emplace(value.name(), std::move(t->dims));

@@ -294,6 +294,33 @@ positions (float[1,5,4] x) => (int64[1,5] p, float[1,5,4] e) {
   CHECK(live.peak_bytes == 80 + 80);             // x and e (x dies there)
 }
 
+TEST_CASE("onnx fold: the shape of a weight stored in the model folds (Swin-v2's zeroed key bias)") {
+  // torch exports `bias[k:2k].zero_()` as a ScatterND of zeros whose shape comes from
+  // Shape of the weight itself; an empty Slice of that shape leaves ONNX's inference behind.
+  const char* text = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+zeroed (float[2,6] x) => (float[2,6] y)
+<float[6] b = {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}>
+{
+  s = Shape (b)
+  one = Constant <value = int64[1] {1}> ()
+  big = Constant <value = int64[1] {9223372036854775807}> ()
+  zero = Constant <value = int64[1] {0}> ()
+  rest = Slice (s, one, big, zero)
+  six = Constant <value = int64[6] {0, 1, 2, 3, 4, 5}> ()
+  n = Shape (six)
+  shape = Concat <axis = 0> (n, rest)
+  z = Constant <value = float {0.0}> ()
+  e = Expand (z, s)
+  r = Reshape (e, shape)
+  y = Add (x, r)
+}
+)";
+  const auto doc = import_past_onnx(text, "r");
+  CHECK(node_named(doc, "r")["outputs"] == nlohmann::ordered_json::array({6 * 4}));
+  CHECK(node_named(doc, "r")["attrs"]["shape"] == nlohmann::ordered_json::array({6}));
+}
+
 TEST_CASE("onnx fold: a shape computation that divides by zero is refused naming its node") {
   const auto model = model_of(R"(
 <ir_version: 8, opset_import: ["" : 13]>
