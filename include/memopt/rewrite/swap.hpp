@@ -20,7 +20,8 @@
 // (fitness: distance of the next use and of the allocation from the peak),
 // skipping small ones, persistent ones, references and those idle too briefly
 // to move, until the savings cover the excess; each is swapped before each of
-// its uses after the peak.
+// its uses after the peak. As in the seed, an op completes 1 ns after it ends,
+// so the op that ends as the peak's op starts is a use after the peak.
 
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
@@ -57,6 +58,7 @@ struct swap_options {
   double host_bytes_per_us = 16'000;  ///< the seed's PCIe figure: 16 GB/s
   std::uint64_t min_bytes = 1025;     ///< the heuristic skips smaller tensors (the seed: 1 KiB)
   double min_idle_us = 1000;          ///< ... and tensors live for no longer than this (the seed: 1 ms)
+  double completion_delay_us = 0.001; ///< the heuristic's reader completes this long after its op ends (the seed: 1 ns)
 };
 
 /// An is_reference_output for the graph `plan` makes of a graph of `n`
@@ -213,9 +215,14 @@ template <rewrite_naming Naming = seed_naming>
 
 /// The seed's heuristic on one device of a simulation of the graph (the
 /// requests to pass to swap); nothing when the device's peak fits `capacity`.
+/// Throws bad_plan_error for a completion delay that is negative or not finite.
 [[nodiscard]] inline std::vector<swap_request> choose_swaps(const graph_facts& f, const sim::simulation_result& r,
                                                      std::size_t device, std::uint64_t capacity,
                                                      const swap_options& options = {}) {
+  if (!std::isfinite(options.completion_delay_us) || options.completion_delay_us < 0) {
+    throw bad_plan_error({"choose_swaps needs a completion delay from 0 us, finite, not " +
+                          std::to_string(options.completion_delay_us)});
+  }
   const sim::device_report& d = r.devices.at(device);
   const std::uint64_t used = d.peak_bytes();
   if (used <= capacity) return {};
@@ -246,10 +253,10 @@ template <rewrite_naming Naming = seed_naming>
       for (std::size_t k = 0; k < f.operands[reader].size(); ++k) {
         if (f.operands[reader][k] != t) continue;
         if (std::isnan(done[reader])) valid = false;
-        if (!valid || done[reader] <= peak_time) continue;
+        if (!valid || done[reader] + options.completion_delay_us <= peak_time) continue;
         if (options.is_reference_input && options.is_reference_input(reader, k)) valid = false;
         c.uses_left.emplace_back(reader, k);
-        earliest_use = std::min(earliest_use, done[reader]);
+        earliest_use = std::min(earliest_use, done[reader] + options.completion_delay_us);
       }
     }
     if (!valid || c.uses_left.empty()) continue;
