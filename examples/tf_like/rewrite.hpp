@@ -5,6 +5,9 @@
 //   _recompute_hint                  -> attrs.recompute_hint
 //   _swap_to_host (input indices)    -> attrs.swap_to_host
 //   ref/resource inputs and outputs  -> attrs.ref_inputs, attrs.ref_outputs
+// With memory_model::tf_cost_model, to_file_graph counts memory as TF's
+// cost model does and takes references from TF's op signatures, which is how
+// the memory optimizer sees a GraphDef (see tf_cost_model_marks below).
 // rewritten_graph_def writes a plan back as a GraphDef, as the memory
 // optimizer would have: the original nodes in their order (redirected inputs
 // renamed, added control inputs last, a changed node with its new op, inputs
@@ -31,7 +34,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <boost/graph/topological_sort.hpp>
+
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,8 +47,132 @@
 
 namespace tf_like {
 
-/// g, read from the GraphDef `doc`, as a memopt-graph/1 graph with the marks above.
-[[nodiscard]] inline memopt::io::file_graph to_file_graph(const graph& g, const nlohmann::json& doc) {
+/// How to_file_graph counts a GraphDef's memory.
+enum class memory_model {
+  /// memopt's (the default): a forwarding op's output (Identity, Reshape, ...)
+  /// is a view of its input and a reference output shares its reference
+  /// input's storage, as read_graph_def declares them.
+  storage_aware,
+  /// TF's cost model, as the memory optimizer sees the graph: every output its
+  /// own buffer (no views), constants and variables persistent, and the
+  /// references TF's op signatures declare marked (tf_cost_model_marks).
+  tf_cost_model,
+};
+
+struct file_graph_options {
+  memory_model memory = memory_model::storage_aware;
+};
+
+namespace detail {
+
+/// Data inputs and outputs TF types as references (`Ref(T)` in the op's
+/// signature), for the ops that have them: variables, assignments, scatters,
+/// the training Apply ops and the Ref* control-flow ops. TF reads this from
+/// its op registry; the adapter has only this table, and the GraphDef's own
+/// ref_inputs/ref_outputs marks for other ops.
+struct reference_signature {
+  std::vector<std::size_t> inputs;
+  std::vector<std::size_t> outputs;
+  bool all_inputs = false;  ///< every data input (RefMerge)
+};
+
+inline const reference_signature* reference_signature_of(const std::string& op) {
+  static const std::map<std::string, reference_signature, std::less<>> table = [] {
+    std::map<std::string, reference_signature, std::less<>> t;
+    for (const char* o : {"Variable", "VariableV2", "TemporaryVariable"}) t[o] = {{}, {0}};
+    for (const char* o : {"Assign", "AssignAdd", "AssignSub", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv",
+                          "ScatterMin", "ScatterMax", "ScatterUpdate", "ScatterNdAdd", "ScatterNdSub",
+                          "ScatterNdUpdate", "ApplyGradientDescent", "RefIdentity", "RefEnter", "RefExit",
+                          "RefNextIteration"}) {
+      t[o] = {{0}, {0}};
+    }
+    for (const char* o : {"CountUpTo", "IsVariableInitialized", "DestroyTemporaryVariable"}) t[o] = {{0}, {}};
+    for (const char* o : {"ApplyMomentum", "ApplyAdagrad"}) t[o] = {{0, 1}, {0}};
+    for (const char* o : {"ApplyAdam", "ApplyRMSProp", "ApplyAdadelta", "ApplyFtrl"}) t[o] = {{0, 1, 2}, {0}};
+    t["RefSwitch"] = {{0}, {0, 1}};
+    t["RefMerge"] = {{}, {0}, true};
+    return t;
+  }();
+  const auto it = table.find(op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+/// Ops whose outputs live for the whole run in TF's cost model (grappler's
+/// IsPersistent: constants and variables).
+inline bool tf_persistent(const std::string& op) {
+  static const std::vector<std::string> ops = {"Const",          "HostConst",   "Variable",      "VariableV2",
+                                               "AutoReloadVariable", "VarHandleOp", "ReadVariableOp"};
+  return std::ranges::find(ops, op) != ops.end();
+}
+
+/// Appends `index` to the index list attrs[key] unless it is there.
+inline void add_index(nlohmann::json& attrs, const char* key, std::size_t index) {
+  auto& list = attrs[key];
+  if (!list.is_array()) list = nlohmann::json::array();
+  if (std::ranges::find(list, nlohmann::json(index)) == list.end()) list.push_back(index);
+}
+
+inline bool has_index(const nlohmann::json& attrs, const char* key, std::size_t index) {
+  const auto it = attrs.find(key);
+  return it != attrs.end() && it->is_array() && std::ranges::find(*it, nlohmann::json(index)) != it->end();
+}
+
+/// The marks of memory_model::tf_cost_model on `file`, read from g: no
+/// views; persistent constants and variables; the reference inputs and
+/// outputs of reference_signature_of; and, as the memory optimizer decides
+/// whether a tensor may go to the host, an Identity or Reshape on its input's
+/// device forwards that input, so its output is marked a reference when the
+/// input is persistent or a reference (an Identity of a variable hands on the
+/// variable's buffer). Throws format_error when g and file differ in size.
+inline void tf_cost_model_marks(const graph& g, memopt::io::file_graph& file) {
+  if (num_vertices(g) != num_vertices(file)) {
+    throw format_error("", "the TF cost model's marks need the GraphDef's " + std::to_string(num_vertices(g)) +
+                               " nodes, the graph has " + std::to_string(num_vertices(file)));
+  }
+  const auto data_inputs = [&g](std::size_t v) {
+    std::vector<std::pair<std::size_t, std::size_t>> in;  // (producer, port) in operand order
+    for (const auto e : boost::make_iterator_range(in_edges(v, g))) {
+      if (!g[e].control) in.emplace_back(source(e, g), g[e].port);
+    }
+    return in;
+  };
+  std::vector<std::size_t> order;  // reverse topological
+  boost::topological_sort(g, std::back_inserter(order));
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const std::size_t v = *it;
+    auto& n = file[v];
+    if (!n.attrs.is_object()) n.attrs = nlohmann::json::object();
+    for (auto& out : n.outputs) out.shares.reset();
+    if (tf_persistent(n.op)) n.persistent = true;
+    const auto in = data_inputs(v);
+    if (const auto* signature = reference_signature_of(n.op)) {
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        if (signature->all_inputs || std::ranges::count(signature->inputs, k) > 0) add_index(n.attrs, "ref_inputs", k);
+      }
+      for (const std::size_t port : signature->outputs) {
+        if (port < n.outputs.size()) add_index(n.attrs, "ref_outputs", port);
+      }
+    }
+    if ((n.op == "Identity" || n.op == "Reshape") && !in.empty() && !n.outputs.empty()) {
+      const auto [u, port] = in.front();
+      if (file[u].device == n.device && (file[u].persistent || has_index(file[u].attrs, "ref_outputs", port))) {
+        add_index(n.attrs, "ref_outputs", 0);
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+/// g, read from the GraphDef `doc`, as a memopt-graph/1 graph with the marks
+/// above; `options` say how its memory is counted. Throws format_error when
+/// doc does not hold g's nodes.
+[[nodiscard]] inline memopt::io::file_graph to_file_graph(const graph& g, const nlohmann::json& doc,
+                                                          const file_graph_options& options = {}) {
+  if (!doc.is_object() || !doc.contains("node") || !doc["node"].is_array() || doc["node"].size() != num_vertices(g)) {
+    throw memopt::io::format_error("", "to_file_graph needs the GraphDef the graph was read from (" +
+                                           std::to_string(num_vertices(g)) + " nodes)");
+  }
   memopt::io::file_graph file;
   file[boost::graph_bundle] = {.name = g[boost::graph_bundle], .source = "GraphDef"};
   const auto& nodes = doc["node"];
@@ -69,6 +200,7 @@ namespace tf_like {
   for (const auto e : boost::make_iterator_range(edges(g))) {
     add_edge(source(e, g), target(e, g), static_cast<const memopt::tensor_edge&>(g[e]), file);
   }
+  if (options.memory == memory_model::tf_cost_model) detail::tf_cost_model_marks(g, file);
   return file;
 }
 
