@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -122,4 +123,10 @@ TEST_CASE("swap, heuristic: some but not all inputs of a large concatenation on 
   CHECK(without_p1[0].operands == std::vector<std::size_t>{1, 2});
   // A device with room: nothing to swap.
   CHECK(rw::choose_swaps(facts, run, 0, peak).empty());
+  // A completion delay that is no time is refused.
+  for (const double delay : {-1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    rw::swap_options bad;
+    bad.completion_delay_us = delay;
+    CHECK_THROWS_AS((void)rw::choose_swaps(facts, run, 0, peak - 6000, bad), rw::bad_plan_error);
+  }
 }

@@ -20,8 +20,9 @@
 // (fitness: distance of the next use and of the allocation from the peak),
 // skipping small ones, persistent ones, references and those idle too briefly
 // to move, until the savings cover the excess; each is swapped before each of
-// its uses after the peak. As in the seed, an op completes 1 ns after it ends,
-// so the op that ends as the peak's op starts is a use after the peak.
+// its uses after the peak. A reader that ends as the peak's op starts is
+// done before the peak; the seed's op completes 1 ns after it ends, which
+// makes it a use after the peak (completion_delay_us = 0.001 runs it so).
 
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
@@ -58,7 +59,7 @@ struct swap_options {
   double host_bytes_per_us = 16'000;  ///< the seed's PCIe figure: 16 GB/s
   std::uint64_t min_bytes = 1025;     ///< the heuristic skips smaller tensors (the seed: 1 KiB)
   double min_idle_us = 1000;          ///< ... and tensors live for no longer than this (the seed: 1 ms)
-  double completion_delay_us = 0.001; ///< the heuristic's reader completes this long after its op ends (the seed: 1 ns)
+  double completion_delay_us = 0;     ///< the heuristic's reader completes this long after its op ends (the seed: 0.001, 1 ns)
 };
 
 /// An is_reference_output for the graph `plan` makes of a graph of `n`
