@@ -6,6 +6,7 @@
 //     budgets from the best peak down to the floor; --svg draws it, svg.hpp)
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]... [--replay-random]
 //     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
+//     [--tf-cost-model]
 // remat (the default): the budget-driven planner (rewrite/remat.hpp) over the
 // original's best schedule and its program order; random draws are kept
 // unless --replay-random says the runtime replays them. The other modes are the
@@ -38,7 +39,14 @@
 // their sizes, flops and attrs.rewrite (their role) and attrs.copy_of;
 // relaxed nodes attrs.relax_allocator_constraints. GRAPH may be a GraphDef
 // in JSON (tf_like/): its marks are _recompute_hint and _swap_to_host, and
-// --output writes a GraphDef with the seed's names and attributes.
+// --output writes a GraphDef with the seed's names and attributes. With
+// --tf-cost-model (a GraphDef only) the passes see it as the memory optimizer
+// does: memory counted as TF's cost model counts it (every output its own
+// buffer, constants and variables persistent), references from TF's op
+// signatures (tf_like::memory_model::tf_cost_model), swap and accumulate
+// simulating as its virtual cluster runs (first ready first, not the best
+// order) and an op completing 1 ns after it ends; by default memopt's
+// storages and the best order. The peaks reported are the model's either way.
 
 #include "command.hpp"
 #include "simulate.hpp"
@@ -214,8 +222,10 @@ inline rewrite::rewrite_plan recompute_plan(const io::file_graph& g, const rewri
 }
 
 /// The graph `before` makes of g, simulated in the best schedule's order (the
-/// order the peaks are reported for) on the config's machine, with its fetch,
-/// feed and accounting; copies run where their originals do.
+/// order the peaks are reported for), or with `seed_scheduler` as the seed's
+/// virtual cluster runs it (first ready first, ties by name), on the config's
+/// machine, with its fetch, feed and accounting; copies run where their
+/// originals do.
 struct simulated_rewrite {
   rewrite::rewritten_graph graph;
   rewrite::graph_facts facts;
@@ -224,13 +234,15 @@ struct simulated_rewrite {
 
 inline simulated_rewrite simulate_rewritten(const io::file_graph& g, const rewrite::graph_facts& facts,
                                             const rewrite::rewrite_plan& before, const simulation_config& config,
-                                            const exact_options& search) {
+                                            const exact_options& search, bool seed_scheduler = false) {
   simulated_rewrite s{.graph = rewrite::apply(facts, before)};
   const rewrite::rewritten_graph& h = s.graph;
   s.facts = rewrite::read_facts(h);
-  const auto best = exact_schedule(h, search);
   std::vector<double> rank(num_vertices(h));
-  for (std::size_t k = 0; k < best.order.size(); ++k) rank[best.order[k]] = static_cast<double>(k);
+  if (!seed_scheduler) {
+    const auto best = exact_schedule(h, search);
+    for (std::size_t k = 0; k < best.order.size(); ++k) rank[best.order[k]] = static_cast<double>(k);
+  }
   const auto by_rank = [&rank](const sim::task& t, double) { return rank[t.vertex]; };
   const auto original_placement = simulation_placement(g, config, "");
   // An added node runs where the original it copies runs, else where the
@@ -254,18 +266,20 @@ inline simulated_rewrite simulate_rewritten(const io::file_graph& g, const rewri
       placement[v] = placement[in.front()];
     }
   }
-  s.run = sim::simulate(h, config.machine, placement, config.cost, sim::priority(by_rank),
-                        simulation_options_for(g, config));
+  const auto options = simulation_options_for(g, config);
+  s.run = seed_scheduler ? sim::simulate(h, config.machine, placement, config.cost, sim::first_ready{}, options)
+                         : sim::simulate(h, config.machine, placement, config.cost, sim::priority(by_rank), options);
   return s;
 }
 
 /// The seed's accumulation on the graph `before` makes of g: the sums its
 /// rule picks on each device with a capacity (original vertices: a plan
-/// changes no node an earlier pass added).
+/// changes no node an earlier pass added); `seed_scheduler` as in
+/// simulate_rewritten.
 inline rewrite::rewrite_plan accumulate_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
                                              const rewrite::rewrite_plan& before, const simulation_config& config,
-                                             const exact_options& search) {
-  const auto s = simulate_rewritten(g, facts, before, config, search);
+                                             const exact_options& search, bool seed_scheduler = false) {
+  const auto s = simulate_rewritten(g, facts, before, config, search, seed_scheduler);
   std::vector<std::size_t> sums;
   for (std::size_t d = 0; d < config.machine.devices.size(); ++d) {
     for (const std::size_t v : rewrite::choose_accumulations(s.facts, s.run, d, config.machine.devices[d].memory_bytes)) {
@@ -277,13 +291,16 @@ inline rewrite::rewrite_plan accumulate_plan(const io::file_graph& g, const rewr
 
 /// The seed's swapping on the graph `before` makes of g: the manual requests
 /// (attrs.swap_to_host) and, on each device with a capacity, the heuristic's,
-/// with completion times and memory from the simulation.
+/// with completion times and memory from the simulation. With
+/// `tf_cost_model`, as the seed runs it: simulated as its virtual cluster
+/// does, each op completing 1 ns after it ends.
 inline rewrite::rewrite_plan swap_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
                                        const rewrite::rewrite_plan& before, const simulation_config& config,
-                                       const exact_options& search) {
+                                       const exact_options& search, bool tf_cost_model = false) {
   const std::size_t n = facts.size();
-  const auto s = simulate_rewritten(g, facts, before, config, search);
+  const auto s = simulate_rewritten(g, facts, before, config, search, tf_cost_model);
   rewrite::swap_options options;
+  if (tf_cost_model) options.completion_delay_us = 0.001;
   options.is_reference_input = [&](std::size_t v, std::size_t k) {
     return v < n && std::ranges::count(index_attr(g, v, "ref_inputs"), k) > 0;
   };
@@ -307,19 +324,20 @@ inline rewrite::rewrite_plan swap_plan(const io::file_graph& g, const rewrite::g
 
 /// The passes of `mode` as the seed runs them: recomputation once; then
 /// rounds of accumulation and swapping until a round changes nothing (at most
-/// `rounds`); then the relaxed allocator marks on the result.
+/// `rounds`); then the relaxed allocator marks on the result. `tf_cost_model`:
+/// accumulation and swapping simulate as the seed does (swap_plan).
 inline rewrite::rewrite_plan rewrite_passes(const io::file_graph& g, const rewrite::graph_facts& facts,
                                             const std::string& mode, const std::string& recompute_mode,
                                             const std::string& scope, const std::vector<std::size_t>& feed,
                                             const simulation_config& config, const exact_options& search,
-                                            std::size_t rounds) {
+                                            std::size_t rounds, bool tf_cost_model = false) {
   const bool all = mode == "all";
   rewrite::rewrite_plan p;
   if (all || mode == "recompute") p = recompute_plan(g, facts, recompute_mode, scope, feed);
   for (std::size_t round = 0; round < rounds && !(search.stop != nullptr && *search.stop); ++round) {
     const std::size_t size_before = p.nodes.size();
-    if (all || mode == "accumulate") p = accumulate_plan(g, facts, p, config, search);
-    if (all || mode == "swap") p = swap_plan(g, facts, p, config, search);
+    if (all || mode == "accumulate") p = accumulate_plan(g, facts, p, config, search, tf_cost_model);
+    if (all || mode == "swap") p = swap_plan(g, facts, p, config, search, tf_cost_model);
     if (p.nodes.size() == size_before) break;
   }
   const auto result = rewrite::read_facts(rewrite::apply(facts, p));
@@ -473,26 +491,40 @@ inline std::string out_of_reach(const rewrite::graph_facts& facts, const rewrite
 }
 
 /// GRAPH as memopt-graph/1, and the GraphDef document when it is one (JSON
-/// without "format"; tf_like/rewrite.hpp maps its marks).
-inline std::pair<io::file_graph, std::optional<nlohmann::json>> load_rewrite_graph(const graph_argument& arg) {
-  if (is_onnx(arg) || !arg.dims.empty()) return {load_graph(arg), std::nullopt};  // load_graph refuses --dim elsewhere
+/// without "format"; tf_like/rewrite.hpp maps its marks), its memory counted
+/// as `memory` says. Throws cli_error when TF's cost model is asked of a
+/// graph that is no GraphDef.
+inline std::pair<io::file_graph, std::optional<nlohmann::json>> load_rewrite_graph(
+    const graph_argument& arg, tf_like::memory_model memory = tf_like::memory_model::storage_aware) {
+  const bool tf_cost_model = memory == tf_like::memory_model::tf_cost_model;
+  const auto no_graph_def = [&] {
+    if (tf_cost_model) {
+      throw cli_error("--tf-cost-model counts a GraphDef's memory as TF does: " + arg.path + " is no GraphDef");
+    }
+  };
+  if (is_onnx(arg) || !arg.dims.empty()) {
+    no_graph_def();
+    return {load_graph(arg), std::nullopt};  // load_graph refuses --dim elsewhere
+  }
   check_memory_for(arg.path);
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(io::detail::read_file(arg.path));
   } catch (const nlohmann::json::exception&) {
+    no_graph_def();
     return {load_graph(arg), std::nullopt};  // says what is wrong with it
   } catch (const error& e) {
     throw cli_error(arg.path + ": " + e.what());
   }
   if (!doc.is_object() || doc.contains("format")) {
+    no_graph_def();
     doc = nullptr;  // the document goes before the graph is read from the file: never both in memory
     return {load_graph(arg), std::nullopt};
   }
   try {
     auto graph_def = tf_like::read_graph_def(doc);
     graph_def[boost::graph_bundle] = doc.value("name", std::string("graphdef"));
-    auto g = tf_like::to_file_graph(graph_def, doc);
+    auto g = tf_like::to_file_graph(graph_def, doc, {.memory = memory});
     if (arg.no_alias) {
       for (const auto v : boost::make_iterator_range(vertices(g))) {
         for (auto& out : g[v].outputs) out.shares.reset();
@@ -525,6 +557,7 @@ struct rewrite_request {
   std::uint64_t work_limit = 200'000;
   std::size_t rounds = 25;
   bool replay_random = false;
+  bool tf_cost_model = false;  ///< a GraphDef's memory as TF's cost model counts it
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -567,7 +600,7 @@ inline rewrite_answer rewrite_json(const io::file_graph& g, const rewrite_reques
     a.plan = std::move(planned.plan);
   } else {
     a.plan = rewrite_passes(g, facts, request.mode, request.recompute, request.scope, remat.feed, config, search,
-                            request.rounds);
+                            request.rounds, request.tf_cost_model);
     a.report = rewrite::evaluate(facts, a.plan, search);
   }
   const auto& report = a.report;
@@ -631,6 +664,10 @@ inline command add_rewrite_command(CLI::App& app) {
   cmd->add_flag("--replay-random", opts->request.replay_random,
                 "remat may recompute random draws (dropout masks): the runtime replays the generator's state, "
                 "as torch.utils.checkpoint does");
+  cmd->add_flag("--tf-cost-model", opts->request.tf_cost_model,
+                "a GraphDef's memory as TF's cost model counts it, as the memory optimizer sees it: every output its "
+                "own buffer (no views), constants and variables persistent, references from TF's op signatures "
+                "(never swapped)");
   cmd->add_option("--config", opts->config,
                   "memopt-plan simulate's config: the swap and accumulate passes simulate on its devices, with its "
                   "links, costs, placement, fetch, feed and accounting");
@@ -646,7 +683,8 @@ inline command add_rewrite_command(CLI::App& app) {
             request.budget = opts->budget.value_or(0);
             request.stop = &interrupted;
             if (!opts->config.empty()) request.config = read_simulation_config(opts->config);
-            const auto loaded = load_rewrite_graph(opts->graph);
+            const auto loaded = load_rewrite_graph(opts->graph, request.tf_cost_model ? tf_like::memory_model::tf_cost_model
+                                                                                      : tf_like::memory_model::storage_aware);
             const io::file_graph& g = loaded.first;
             const std::optional<nlohmann::json>& graph_def = loaded.second;
             const auto& path = opts->graph.path;

@@ -314,6 +314,38 @@ TEST_CASE("rewrite on a GraphDef: the seed's heuristic recomputation written bac
                 "input \"b\" names no node");
 }
 
+TEST_CASE("rewrite --tf-cost-model: grappler's swapping tests picked as the seed does; storage-aware by default") {
+  // The seed's test cluster: a GPU of 1 MiB at 128 KB/s (docs/rewrite.md).
+  const auto inputs_of_e = [](const std::string& graph, const std::string& config, const std::string& flags) {
+    const auto rewritten = temp_path("tf_swapped.json");
+    const auto r = plan("rewrite " + data_dir + "/rewrite/" + graph + " --mode swap --budget 1048576 --config " + config +
+                        " --output " + rewritten.string() + flags);
+    REQUIRE(r.status == 0);
+    const auto out = nlohmann::json::parse(std::ifstream(rewritten));
+    const auto e = std::ranges::find_if(out["node"], [](const auto& n) { return n["name"] == "e"; });
+    REQUIRE(e != out["node"].end());
+    return (*e)["input"];
+  };
+  const std::string heuristics_config = data_dir + "/rewrite/swapping_heuristics.cluster.json";
+  // SwappingHeuristics: b, c, d swapped before the concatenation; a, the
+  // variable's buffer forwarded by an Identity, stays.
+  CHECK(inputs_of_e("swapping_heuristics.graphdef.json", heuristics_config, " --tf-cost-model") ==
+        nlohmann::json::array({"a", "swap_in_e_1", "swap_in_e_2", "swap_in_e_3", "axis"}));
+  // Storage-aware: d = Identity(b) is b's storage, no candidate of its own.
+  CHECK(inputs_of_e("swapping_heuristics.graphdef.json", heuristics_config, "") ==
+        nlohmann::json::array({"a", "swap_in_e_1", "swap_in_e_2", "d", "axis"}));
+  // UnswappableInputs: d, the scatter's reference output, stays; c, its
+  // update, is copied out after e's other inputs (e waits for the copy).
+  const auto unswappable_config = write_temp("unswappable_cluster.json", R"({"devices": [{"name": "/gpu:0", "kind": "GPU",
+      "flops_per_s": 24e9, "bytes_per_s": 128e3, "memory_bytes": 1048576}], "fetch": ["e"]})").string();
+  CHECK(inputs_of_e("unswappable_inputs.graphdef.json", unswappable_config, " --tf-cost-model") ==
+        nlohmann::json::array({"b", "swap_in_e_1", "d", "axis", "^swap_out_d_2"}));
+  CHECK(inputs_of_e("unswappable_inputs.graphdef.json", unswappable_config, "") ==
+        nlohmann::json::array({"b", "c", "d", "axis"}));
+  check_refused(plan("rewrite " + data_dir + "/rewrite/bn_relu_train.json --budget 400 --mode swap --tf-cost-model"),
+                "--tf-cost-model counts a GraphDef's memory as TF does: " + data_dir + "/rewrite/bn_relu_train.json is no GraphDef");
+}
+
 TEST_CASE("rewrite --mode remat (the default): a budget met with copies, one out of reach says why") {
   const std::string graph = data_dir + "/resnet18_train_b32.json";
   const auto best = nlohmann::json::parse(plan("schedule " + graph + " --algo exact --work-limit 200000").out);
