@@ -2,7 +2,7 @@
 // memopt::error naming what is wrong. A good one goes through the rewrite
 // passes (recomputation, accumulation of every sum, manual swaps, relaxed
 // marks), whose plans must validate, and is written back as a GraphDef that
-// reads again.
+// reads again; read as TF's cost model counts it, it reads too.
 #include "fuzz_input.hpp"
 
 #include <tf_like/graph_def.hpp>
@@ -24,6 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const memopt::error&) {
     return 0;
   }
+  // Read as TF's cost model counts it, the same GraphDef reads too.
+  (void)tf_like::to_file_graph(tf_like::read_graph_def(doc), doc, {.memory = tf_like::memory_model::tf_cost_model});
   namespace rw = memopt::rewrite;
   const auto facts = rw::read_facts(file);
   rw::recompute_options options;
