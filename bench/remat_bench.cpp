@@ -25,6 +25,7 @@
 namespace {
 
 namespace rw = memopt::rewrite;
+namespace remat = memopt::remat;
 
 using memopt::bench::training_graph;
 
@@ -45,21 +46,21 @@ void BM_topological_sort(benchmark::State& state, const std::string& kind) {
 
 void BM_floor(benchmark::State& state, const std::string& kind) {
   const auto& t = shared(kind);
-  rw::remat_floor floor;
-  for (auto _ : state) benchmark::DoNotOptimize(floor = rw::rematerialisation_floor(t.facts));
+  remat::remat_floor floor;
+  for (auto _ : state) benchmark::DoNotOptimize(floor = remat::rematerialisation_floor(t.facts));
   state.counters["floor"] = static_cast<double>(floor.bytes) / static_cast<double>(t.peak);
 }
 
 void BM_cost_floor(benchmark::State& state, const std::string& kind, double fraction) {
   const auto& t = shared(kind);
   const auto budget = static_cast<std::uint64_t>(static_cast<double>(t.peak) * fraction);
-  rw::remat_cost_floor floor;
-  for (auto _ : state) benchmark::DoNotOptimize(floor = rw::rematerialisation_cost_floor(t.facts, budget));
+  remat::remat_cost_floor floor;
+  for (auto _ : state) benchmark::DoNotOptimize(floor = remat::rematerialisation_cost_floor(t.facts, budget));
   state.counters["floor_flops_percent"] = 100 * floor.extra_flops / t.flops;
   state.counters["steps_measured"] = static_cast<double>(floor.steps_measured);
 }
 
-void report(benchmark::State& state, const training_graph& t, const rw::remat_result& r) {
+void report(benchmark::State& state, const training_graph& t, const remat::remat_result& r) {
   state.counters["peak"] = static_cast<double>(r.planned_peak) / static_cast<double>(t.peak);
   state.counters["extra_flops_percent"] = 100 * r.extra_flops / t.flops;
   state.counters["copies"] = static_cast<double>(r.plan.nodes.size());
@@ -67,37 +68,37 @@ void report(benchmark::State& state, const training_graph& t, const rw::remat_re
 
 void BM_rematerialize(benchmark::State& state, const std::string& kind, double fraction) {
   const auto& t = shared(kind);
-  const rw::remat_options options{.budget = static_cast<std::uint64_t>(static_cast<double>(t.peak) * fraction)};
-  rw::remat_result r;
-  for (auto _ : state) benchmark::DoNotOptimize(r = rw::rematerialize(t.facts, t.program, options));
+  const remat::remat_options options{.budget = static_cast<std::uint64_t>(static_cast<double>(t.peak) * fraction)};
+  remat::remat_result r;
+  for (auto _ : state) benchmark::DoNotOptimize(r = remat::rematerialize(t.facts, t.program, options));
   report(state, t, r);
 }
 
 void BM_rematerialize_best(benchmark::State& state, const std::string& kind, double fraction) {
   const auto& t = shared(kind);
-  const rw::remat_options options{.budget = static_cast<std::uint64_t>(static_cast<double>(t.peak) * fraction)};
-  rw::remat_result r;
-  for (auto _ : state) benchmark::DoNotOptimize(r = rw::rematerialize_best(t.facts, {t.program}, options));
+  const remat::remat_options options{.budget = static_cast<std::uint64_t>(static_cast<double>(t.peak) * fraction)};
+  remat::remat_result r;
+  for (auto _ : state) benchmark::DoNotOptimize(r = remat::rematerialize_best(t.facts, {t.program}, options));
   report(state, t, r);
 }
 
-// Rotor's programme over the chain of blocks (rewrite/block_chain.hpp): the
+// Rotor's programme over the chain of blocks (remat/block_chain.hpp): the
 // chain found, then the plan searched for (its default eight budgets), as
 // rematerialize_best runs it when nothing cheaper is at hand. Counter:
 // stages.
 void BM_rematerialize_blocks(benchmark::State& state, const std::string& kind, double fraction) {
   const auto& t = shared(kind);
   const auto budget = static_cast<std::uint64_t>(static_cast<double>(t.peak) * fraction);
-  std::optional<rw::remat_result> r;
+  std::optional<remat::remat_result> r;
   std::size_t stages = 0;
   for (auto _ : state) {
-    const auto chain = rw::block_chain_of(t.facts, t.program, {});
+    const auto chain = remat::block_chain_of(t.facts, t.program, {});
     if (!chain) {
       state.SkipWithError("not a chain of blocks");
       return;
     }
     stages = chain->stages.size();
-    benchmark::DoNotOptimize(r = rw::rematerialize_blocks(t.facts, *chain, budget));
+    benchmark::DoNotOptimize(r = remat::rematerialize_blocks(t.facts, *chain, budget));
   }
   if (r) report(state, t, *r);
   state.counters["stages"] = static_cast<double>(stages);

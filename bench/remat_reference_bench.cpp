@@ -31,6 +31,7 @@
 namespace {
 
 namespace rw = memopt::rewrite;
+namespace remat = memopt::remat;
 
 using memopt::bench::training_graph;
 
@@ -49,8 +50,8 @@ std::uint64_t budget_of(const training_graph& t, double fraction) {
 void BM_planner(benchmark::State& state, const std::string& kind, double fraction) {
   const auto& t = shared(kind);
   const std::uint64_t budget = budget_of(t, fraction);
-  rw::remat_result r;
-  for (auto _ : state) benchmark::DoNotOptimize(r = rw::rematerialize_best(t.facts, {t.program}, {.budget = budget}));
+  remat::remat_result r;
+  for (auto _ : state) benchmark::DoNotOptimize(r = remat::rematerialize_best(t.facts, {t.program}, {.budget = budget}));
   state.counters["planner"] = 100 * r.extra_flops / t.flops;
   state.counters["fits"] = r.planned_peak <= budget;
   state.counters["vertices"] = static_cast<double>(t.facts.size());
@@ -59,9 +60,9 @@ void BM_planner(benchmark::State& state, const std::string& kind, double fractio
 void BM_checkmate(benchmark::State& state, const std::string& kind, double fraction) {
   const auto& t = shared(kind);
   const std::uint64_t budget = budget_of(t, fraction);
-  const auto r = rw::rematerialize_best(t.facts, {t.program}, {.budget = budget});
-  const auto start = r.planned_peak <= budget ? rw::runs_of(r) : std::vector<std::size_t>{};
-  const auto recomputable = rw::detail::recomputable_vertices(t.facts, {});
+  const auto r = remat::rematerialize_best(t.facts, {t.program}, {.budget = budget});
+  const auto start = r.planned_peak <= budget ? remat::runs_of(r) : std::vector<std::size_t>{};
+  const auto recomputable = remat::detail::recomputable_vertices(t.facts, {});
   memopt::testing::checkmate_result c;
   for (auto _ : state) {
     c = memopt::testing::checkmate(t.facts, t.program, recomputable, budget, {.seconds = 60, .nodes = 20'000}, start);

@@ -7,7 +7,7 @@
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]... [--replay-random]
 //     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
 //     [--tf-cost-model]
-// remat (the default): the budget-driven planner (rewrite/remat.hpp) over the
+// remat (the default): the budget-driven planner (remat/rematerialize.hpp) over the
 // original's best schedule and its program order; random draws are kept
 // unless --replay-random says the runtime replays them. The other modes are the
 // memory optimizer's rewrites as plans (rewrite/). Recompute targets:
@@ -28,10 +28,10 @@
 // schedule's peak, exact_schedule under the work limit), proved_before,
 // proved_after, fits (peak_after <= budget), extra_flops, extra_flops_percent
 // (of the graph's flops), swapped_bytes, nodes_added, floor (bytes, node,
-// tensors: no rematerialisation goes below it; remat_floor.hpp), in remat
+// tensors: no rematerialisation goes below it; remat/floor.hpp), in remat
 // mode cost_floor (extra_flops, extra_flops_percent: no plan within the
 // budget adds fewer, null when none fits; node, complete;
-// remat_cost_floor.hpp), out_of_reach (why, when peak_after is
+// remat/cost_floor.hpp), out_of_reach (why, when peak_after is
 // above the budget) and the plan (nodes, redirects, controls, changes,
 // relaxed). A budget that cannot be met is a result. --output writes the rewritten graph in memopt-graph/1, in the
 // order reaching peak_after: every original node keeps its name, attributes
@@ -356,9 +356,9 @@ inline std::vector<std::vector<std::size_t>> remat_orders(const io::file_graph& 
 
 /// The budget-driven planner over remat_orders (whichever plans better): the
 /// plan and the order it is meant to run in.
-inline rewrite::remat_result remat_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
-                                        const rewrite::remat_options& options, const exact_options& search) {
-  return rewrite::rematerialize_best(facts, remat_orders(g, search), options);
+inline remat::remat_result remat_plan(const io::file_graph& g, const rewrite::graph_facts& facts,
+                                        const remat::remat_options& options, const exact_options& search) {
+  return remat::rematerialize_best(facts, remat_orders(g, search), options);
 }
 
 /// The planner at a range of budgets (remat_curve_points).
@@ -373,7 +373,7 @@ struct remat_curve {
   };
   std::string graph;
   std::uint64_t peak_before = 0;
-  rewrite::remat_floor floor;
+  remat::remat_floor floor;
   std::vector<point> points;
 };
 
@@ -383,7 +383,7 @@ inline std::string storage_name(const rewrite::graph_facts& facts, rewrite::oper
 }
 
 /// The floor as JSON: bytes, the step (node) and the tensors live there.
-inline nlohmann::ordered_json floor_json(const rewrite::graph_facts& facts, const rewrite::remat_floor& floor) {
+inline nlohmann::ordered_json floor_json(const rewrite::graph_facts& facts, const remat::remat_floor& floor) {
   nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
   for (const auto& t : floor.storages) tensors.push_back(storage_name(facts, t));
   return {{"bytes", floor.bytes},
@@ -394,7 +394,7 @@ inline nlohmann::ordered_json floor_json(const rewrite::graph_facts& facts, cons
 /// The cost floor as JSON: extra flops no plan within the budget goes below
 /// (null when no plan fits), as a percentage of the graph's flops, the step
 /// that shows it, and whether every step was measured.
-inline nlohmann::ordered_json cost_floor_json(const rewrite::graph_facts& facts, const rewrite::remat_cost_floor& floor,
+inline nlohmann::ordered_json cost_floor_json(const rewrite::graph_facts& facts, const remat::remat_cost_floor& floor,
                                               double total_flops) {
   const bool reachable = std::isfinite(floor.extra_flops);
   return {{"extra_flops", reachable ? nlohmann::ordered_json(floor.extra_flops) : nullptr},
@@ -407,11 +407,11 @@ inline nlohmann::ordered_json cost_floor_json(const rewrite::graph_facts& facts,
 /// to the floor, each point the peak of the planner's own order (liveness of
 /// the rewritten graph) and the flops it adds.
 inline remat_curve remat_curve_points(const io::file_graph& g, const rewrite::graph_facts& facts,
-                                      rewrite::remat_options options, const exact_options& search) {
+                                      remat::remat_options options, const exact_options& search) {
   remat_curve c;
   c.graph = g[boost::graph_bundle].name;
   const auto orders = remat_orders(g, search, &c.peak_before);
-  c.floor = rewrite::rematerialisation_floor(facts, options);
+  c.floor = remat::rematerialisation_floor(facts, options);
   double total_flops = 0;
   for (const double flops : facts.flops) total_flops += flops;
   const double high = static_cast<double>(c.peak_before);
@@ -419,8 +419,8 @@ inline remat_curve remat_curve_points(const io::file_graph& g, const rewrite::gr
   c.points.reserve(11);
   for (int k = 0; k <= 10; ++k) {
     options.budget = static_cast<std::uint64_t>(high - (high - low) * k / 10);
-    const auto remat = rewrite::rematerialize_best(facts, orders, options);
-    const double cost_floor = rewrite::rematerialisation_cost_floor(facts, options.budget, options).extra_flops;
+    const auto remat = remat::rematerialize_best(facts, orders, options);
+    const double cost_floor = remat::rematerialisation_cost_floor(facts, options.budget, options).extra_flops;
     const auto h = rewrite::apply(facts, remat.plan);
     std::vector<std::size_t> order;
     order.reserve(remat.order.size());
@@ -468,8 +468,8 @@ inline nlohmann::ordered_json remat_curve_json(const rewrite::graph_facts& facts
 /// Why the budget was not met: the floor when it is above the budget (no
 /// plan fits), the cost floor's step when it shows no plan fits (remat
 /// mode), else what the passes reached.
-inline std::string out_of_reach(const rewrite::graph_facts& facts, const rewrite::remat_floor& floor,
-                                const rewrite::remat_cost_floor* cost_floor, std::uint64_t reached,
+inline std::string out_of_reach(const rewrite::graph_facts& facts, const remat::remat_floor& floor,
+                                const remat::remat_cost_floor* cost_floor, std::uint64_t reached,
                                 std::uint64_t budget) {
   if (floor.bytes > budget) {
     std::string largest;
@@ -564,7 +564,7 @@ struct rewrite_request {
 /// A request in the library's terms: g's facts, the planner's options, the schedule search.
 struct rewrite_setting {
   rewrite::graph_facts facts;
-  rewrite::remat_options remat;
+  remat::remat_options remat;
   exact_options search;
 };
 
@@ -621,11 +621,11 @@ inline rewrite_answer rewrite_json(const io::file_graph& g, const rewrite_reques
   out["extra_flops_percent"] = total_flops > 0 ? 100 * report.extra_flops / total_flops : 0.0;
   out["swapped_bytes"] = report.swapped_bytes;
   out["nodes_added"] = report.nodes_added;
-  const auto floor = rewrite::rematerialisation_floor(facts, remat);
+  const auto floor = remat::rematerialisation_floor(facts, remat);
   out["floor"] = floor_json(facts, floor);
-  std::optional<rewrite::remat_cost_floor> cost_floor;
+  std::optional<remat::remat_cost_floor> cost_floor;
   if (request.mode == "remat") {
-    cost_floor = rewrite::rematerialisation_cost_floor(facts, budget, remat);
+    cost_floor = remat::rematerialisation_cost_floor(facts, budget, remat);
     out["cost_floor"] = cost_floor_json(facts, *cost_floor, total_flops);
   }
   if (report.peak_after > budget) {

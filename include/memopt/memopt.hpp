@@ -8,4 +8,5 @@
 #include <memopt/heap.hpp>
 #include <memopt/simulate.hpp>
 #include <memopt/rewrite.hpp>
+#include <memopt/remat.hpp>
 #include <memopt/compare.hpp>

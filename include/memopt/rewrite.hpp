@@ -6,8 +6,6 @@
 
 #include <memopt/rewrite/accumulate.hpp>
 #include <memopt/rewrite/apply.hpp>
-#include <memopt/rewrite/block_chain.hpp>
-#include <memopt/rewrite/chain.hpp>
 #include <memopt/rewrite/check.hpp>
 #include <memopt/rewrite/evaluate.hpp>
 #include <memopt/rewrite/graph.hpp>
@@ -15,9 +13,7 @@
 #include <memopt/rewrite/plan.hpp>
 #include <memopt/rewrite/recompute.hpp>
 #include <memopt/rewrite/relax.hpp>
-#include <memopt/rewrite/remat.hpp>
-#include <memopt/rewrite/remat_cost_floor.hpp>
-#include <memopt/rewrite/remat_floor.hpp>
-#include <memopt/rewrite/remat_options.hpp>
-#include <memopt/rewrite/runs.hpp>
 #include <memopt/rewrite/swap.hpp>
+
+// The budget planner, once part of this family, now its own (memopt/remat.hpp).
+#include <memopt/remat.hpp>

@@ -6,7 +6,7 @@
 
 #include <memopt/heap.hpp>
 #include <memopt/liveness.hpp>
-#include <memopt/rewrite/remat.hpp>
+#include <memopt/remat/rematerialize.hpp>
 #include <memopt/schedule.hpp>
 #include <memopt/share.hpp>
 
@@ -121,10 +121,10 @@ TEST_CASE("scratch: rematerialisation counts it at its step and in its copies") 
   const auto [g, vertex] = mt::build<mt::bidir_graph>(spec);
   const auto facts = memopt::rewrite::read_facts(g);
   CHECK(facts.scratch == std::vector<std::uint64_t>{0, 50, 0});
-  const auto r = memopt::rewrite::rematerialize(facts, {0, 1, 2}, {.budget = 1000});
+  const auto r = memopt::remat::rematerialize(facts, {0, 1, 2}, {.budget = 1000});
   CHECK(r.planned_peak == 250);
   CHECK(r.planned_bytes == std::vector<std::uint64_t>{100, 250, 201});
-  CHECK(memopt::rewrite::rematerialisation_floor(facts).bytes == 250);
+  CHECK(memopt::remat::rematerialisation_floor(facts).bytes == 250);
 
   memopt::rewrite::rewrite_plan copy;
   copy.nodes.push_back({.name = "b_again", .op = "b", .copy_of = 1, .outputs = {{.bytes = 100}},

@@ -15,6 +15,7 @@
 
 namespace mt = memopt::testing;
 namespace rw = memopt::rewrite;
+namespace remat = memopt::remat;
 
 TEST_CASE("property: recompute plans are valid, apply cleanly and evaluate to the liveness peak") {
   std::mt19937_64 rng(20261127);
@@ -242,20 +243,20 @@ TEST_CASE("property: rematerialisation plans are valid, run in their order, the 
     const std::vector<std::size_t> order(program.begin(), program.end());
     const auto before = memopt::liveness(b.g, program).peak_bytes;
     // A third of the graphs have fed vertices (never recomputed, as random draws).
-    rw::remat_options options;
+    remat::remat_options options;
     std::mt19937_64 feed_rng(static_cast<std::uint64_t>(trial));
     for (std::size_t v = 0; v < facts.size() && trial % 3 == 2; ++v) {
       if (std::bernoulli_distribution(0.15)(feed_rng)) options.feed.push_back(v);
     }
-    const auto floor = rw::rematerialisation_floor(facts, options).bytes;
+    const auto floor = remat::rematerialisation_floor(facts, options).bytes;
     options.budget = std::uniform_int_distribution<std::uint64_t>(std::min(floor, before), before)(rng);
     const std::uint64_t budget = options.budget;
-    const double cost_floor = rw::rematerialisation_cost_floor(facts, budget, options).extra_flops;
+    const double cost_floor = remat::rematerialisation_cost_floor(facts, budget, options).extra_flops;
     positive += cost_floor > 0;
     // The planner's run, then the best of several with the needless copies dropped.
-    const auto r = rw::rematerialize(facts, order, options);
-    const auto best = rw::rematerialize_best(facts, {order}, options);
-    for (const rw::remat_result* plan : {&r, &best}) {
+    const auto r = remat::rematerialize(facts, order, options);
+    const auto best = remat::rematerialize_best(facts, {order}, options);
+    for (const remat::remat_result* plan : {&r, &best}) {
       const auto faults = rw::check_plan(facts, plan->plan);
       INFO((faults.empty() ? std::string() : faults.front()));
       REQUIRE(faults.empty());

@@ -22,7 +22,7 @@
 // run first. Graph outputs are held to the end.
 
 #include <memopt/rewrite/graph.hpp>
-#include <memopt/rewrite/runs.hpp>
+#include <memopt/remat/runs.hpp>
 
 #include <coin/Cbc_C_Interface.h>
 
@@ -42,7 +42,7 @@ struct checkmate_result {
   outcome status = outcome::unknown;
   double extra_flops = 0;  ///< the best plan's (optimal or feasible)
   double bound = 0;        ///< no plan needs fewer extra flops
-  std::vector<std::size_t> runs;  ///< the best plan as vertex runs (rewrite/runs.hpp)
+  std::vector<std::size_t> runs;  ///< the best plan as vertex runs (remat/runs.hpp)
 };
 
 struct checkmate_limits {
@@ -53,7 +53,7 @@ struct checkmate_limits {
 /// Checkmate's programme for f with its transient vertices run in the order
 /// they have in `order` (a topological order of every vertex); vertices
 /// with recomputable[v] false run once. `start`, when given, is a plan as
-/// vertex runs (rewrite/runs.hpp) for the solver to start from, used when
+/// vertex runs (remat/runs.hpp) for the solver to start from, used when
 /// it runs the originals in that order and fits the programme. Throws
 /// std::invalid_argument for a graph outside the setting.
 inline checkmate_result checkmate(const rewrite::graph_facts& f, std::span<const std::size_t> order,

@@ -9,6 +9,7 @@
 
 #include <memopt/io/graph_file.hpp>
 #include <memopt/liveness.hpp>
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <doctest/doctest.h>
@@ -21,6 +22,7 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+namespace remat = memopt::remat;
 
 namespace {
 
@@ -35,7 +37,7 @@ std::vector<std::size_t> program_order(const rw::graph_facts& f) {
 /// The Checkmate plan's runs as a plan: it passes the validator, fits the
 /// budget in the liveness model and costs what the programme says.
 void check_checkmate_plan(const rw::graph_facts& f, const checkmate_result& c, std::uint64_t budget) {
-  const auto plan = rw::plan_of_runs(f, c.runs);
+  const auto plan = remat::plan_of_runs(f, c.runs);
   REQUIRE(rw::check_plan(f, plan.plan).empty());
   CHECK(plan.planned_peak <= budget);
   CHECK(plan.extra_flops == doctest::Approx(c.extra_flops));
@@ -52,10 +54,10 @@ TEST_CASE("checkmate: the programme's optimum is the exhaustive search's on 100 
     const auto facts = rw::read_facts(g);
     const auto program = program_order(facts);
     const auto before = memopt::liveness(g, std::span<const std::size_t>(program)).peak_bytes;
-    const auto floor = rw::rematerialisation_floor(facts).bytes;
+    const auto floor = remat::rematerialisation_floor(facts).bytes;
     const std::uint64_t budget = std::uniform_int_distribution<std::uint64_t>(floor, before)(rng);
     const double exact = memopt::testing::fewest_extra_flops(facts, budget);
-    const auto c = memopt::testing::checkmate(facts, program, rw::detail::recomputable_vertices(facts, {}), budget);
+    const auto c = memopt::testing::checkmate(facts, program, remat::detail::recomputable_vertices(facts, {}), budget);
     REQUIRE(c.status != checkmate_result::outcome::unknown);
     REQUIRE(c.status != checkmate_result::outcome::feasible);  // small: always proved
     // Checkmate recomputes in a stage in program order and holds values
@@ -85,11 +87,11 @@ TEST_CASE("remat: the planner against Checkmate's optimum on training graphs of 
     const auto facts = rw::read_facts(g);
     const auto program = program_order(facts);
     const auto before = memopt::liveness(g, std::span<const std::size_t>(program)).peak_bytes;
-    const auto floor = rw::rematerialisation_floor(facts).bytes;
+    const auto floor = remat::rematerialisation_floor(facts).bytes;
     const std::uint64_t budget = floor + (before - floor) * static_cast<std::uint64_t>(1 + trial % 3) / 4;
-    const auto r = rw::rematerialize_best(facts, {program}, {.budget = budget});
-    const auto c = memopt::testing::checkmate(facts, program, rw::detail::recomputable_vertices(facts, {}), budget,
-                                              {.seconds = 600, .nodes = 20000}, rw::runs_of(r));
+    const auto r = remat::rematerialize_best(facts, {program}, {.budget = budget});
+    const auto c = memopt::testing::checkmate(facts, program, remat::detail::recomputable_vertices(facts, {}), budget,
+                                              {.seconds = 600, .nodes = 20000}, remat::runs_of(r));
     if (c.status == checkmate_result::outcome::infeasible) {
       CHECK(r.planned_peak > budget);
       continue;

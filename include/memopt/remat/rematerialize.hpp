@@ -42,7 +42,7 @@
 // A vertex reading a copy instead of its original's output still waits for
 // that original (a control edge): the graph's own vertices keep a
 // topological order of the graph in every schedule of the result, so
-// rematerialisation_floor (rewrite/remat_floor.hpp) bounds its peak.
+// rematerialisation_floor (remat/floor.hpp) bounds its peak.
 //
 // Candidates wait in a heap by their score when last measured (after each
 // step that touches them, and when what their rebuild needs changes); the
@@ -53,14 +53,14 @@
 // each): a 100,000-vertex training graph in under half a second
 // (bench/remat_bench).
 
-#include <memopt/rewrite/block_chain.hpp>
-#include <memopt/rewrite/chain.hpp>
+#include <memopt/remat/block_chain.hpp>
+#include <memopt/remat/chain.hpp>
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
-#include <memopt/rewrite/remat_floor.hpp>
-#include <memopt/rewrite/remat_options.hpp>
-#include <memopt/rewrite/runs.hpp>
+#include <memopt/remat/floor.hpp>
+#include <memopt/remat/options.hpp>
+#include <memopt/remat/runs.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -76,7 +76,7 @@
 #include <utility>
 #include <vector>
 
-namespace memopt::rewrite {
+namespace memopt::remat {
 
 
 namespace detail {
@@ -134,7 +134,7 @@ class remat_run {
     recomputable_ = recomputable_vertices(f, options);
     pinned_.resize(n);
     writers_.resize(n);
-    root_ = storage_roots(f);
+    root_ = rewrite::detail::storage_roots(f);
     const auto& root = root_;
     for (std::size_t v = 0; v < n; ++v) {
       pinned_[v].resize(f.outputs[v].size());
@@ -164,16 +164,16 @@ class remat_run {
         recomputable_[v] = false;
       }
       const auto inputs = ensure_inputs(v, false);
-      compute(v, original(v), inputs);
+      compute(v, rewrite::original(v), inputs);
       for (std::size_t k = 0; k < inputs.size(); ++k) {
         if (!inputs[k].tensor.node.added) continue;
         result_.plan.redirects.push_back({v, k, inputs[k].tensor});
         // The original producer still runs first: originals keep a topological
         // order of the graph in every schedule (the floor's premise).
-        const node_ref producer = original(f_.operands[v][k].vertex);
+        const node_ref producer = rewrite::original(f_.operands[v][k].vertex);
         if (result_.plan.controls.empty() || result_.plan.controls.back().from != producer ||
-            result_.plan.controls.back().to != original(v)) {
-          result_.plan.controls.push_back({producer, original(v)});
+            result_.plan.controls.back().to != rewrite::original(v)) {
+          result_.plan.controls.push_back({producer, rewrite::original(v)});
         }
       }
     }
@@ -283,17 +283,17 @@ class remat_run {
   input_ref ensure(operand t, bool for_copy) {
     // An original reading a tensor after an in-place write reads the storage as it is.
     if (const std::size_t s = lost_in_[t.vertex][t.port]; !for_copy && s != no_holder && storages_[s].resident) {
-      return {{original(t.vertex), t.port}, s};
+      return {{rewrite::original(t.vertex), t.port}, s};
     }
     if (const std::size_t s = holder_[t.vertex][t.port]; s != no_holder) return {where_[t.vertex][t.port], s};
     const std::size_t u = t.vertex;
     if (!recomputable_[u]) throw unrebuildable{t};  // rare: the walks at eviction missed a later drop
     const auto inputs = ensure_inputs(u, true);
     const std::size_t k = copies_[u]++;
-    added_node node = detail::recompute_copy(f_, u, k, naming_);
+    added_node node = rewrite::detail::recompute_copy(f_, u, k, naming_);
     for (const input_ref& in : inputs) node.inputs.push_back(in.tensor);
     if (last_run_) node.control.push_back(*last_run_);
-    const node_ref copy = added(result_.plan.nodes.size());
+    const node_ref copy = rewrite::added(result_.plan.nodes.size());
     result_.plan.nodes.push_back(std::move(node));
     result_.extra_flops += f_.flops[u];
     compute(u, copy, inputs, t.port);
@@ -711,4 +711,4 @@ template <rewrite_naming Naming = seed_naming>
   return pruned(reached);
 }
 
-}  // namespace memopt::rewrite
+}  // namespace memopt::remat

@@ -4,6 +4,7 @@
 // gives a chain-shaped training graph.
 #include <memopt/io/graph_file.hpp>
 #include <memopt/liveness.hpp>
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <doctest/doctest.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+namespace remat = memopt::remat;
 
 namespace {
 
@@ -25,7 +27,7 @@ namespace {
 /// stage i from a held a_(i-1), or the next backward stage; any held
 /// activation may be dropped between steps, and a step's inputs and output
 /// are live with everything held. Infinity when none fits.
-double exhaustive(const rw::chain_problem& p, std::uint64_t budget) {
+double exhaustive(const remat::chain_problem& p, std::uint64_t budget) {
   const std::size_t n = p.stages();
   using state = std::pair<unsigned, std::size_t>;  // held activations (bit i: a_i), next backward stage
   std::map<state, double> best;
@@ -62,7 +64,7 @@ double exhaustive(const rw::chain_problem& p, std::uint64_t budget) {
 }
 
 /// x -> f1 .. fn -> loss -> bn .. b1 as a graph, with a weight per stage.
-memopt::io::file_graph chain_graph(const rw::chain_problem& p) {
+memopt::io::file_graph chain_graph(const remat::chain_problem& p) {
   const std::size_t n = p.stages();
   const auto act = [](std::size_t i) { return i == 0 ? std::string("x") : "f" + std::to_string(i); };
   std::string nodes = R"([{"name": "x", "op": "input", "outputs": [)" + std::to_string(p.activation[0]) + "]}";
@@ -85,7 +87,7 @@ memopt::io::file_graph chain_graph(const rw::chain_problem& p) {
                                  R"(], "outputs": ["b1:0"]})");
 }
 
-rw::chain_problem uniform(std::size_t n, std::uint64_t bytes = 100, double flops = 10) {
+remat::chain_problem uniform(std::size_t n, std::uint64_t bytes = 100, double flops = 10) {
   return {std::vector<std::uint64_t>(n + 1, bytes), std::vector<std::uint64_t>(n + 1, bytes), std::vector<double>(n, flops)};
 }
 
@@ -100,7 +102,7 @@ TEST_CASE("chain: the programme's schedule costs what an exhaustive search finds
     const bool equal = trial % 2 == 0;
     std::uniform_int_distribution<std::uint64_t> size(equal ? 2 : 1, equal ? 2 : 6);
     std::uniform_int_distribution<int> flops(1, 9);
-    rw::chain_problem p;
+    remat::chain_problem p;
     for (std::size_t i = 0; i <= n; ++i) p.activation.push_back(size(rng));
     for (std::size_t i = 0; i <= n; ++i) p.gradient.push_back(size(rng));
     for (std::size_t i = 0; i < n; ++i) p.forward_flops.push_back(flops(rng));
@@ -108,7 +110,7 @@ TEST_CASE("chain: the programme's schedule costs what an exhaustive search finds
     for (const auto b : p.activation) all += b;
     const std::uint64_t budget = std::uniform_int_distribution<std::uint64_t>(1, all + 12)(rng);
     const double expected = exhaustive(p, budget);
-    const auto s = rw::solve_chain(p, budget);
+    const auto s = remat::solve_chain(p, budget);
     REQUIRE(s.exact);
     REQUIRE(s.feasible == (expected != std::numeric_limits<double>::infinity()));
     if (!s.feasible) continue;
@@ -122,7 +124,7 @@ TEST_CASE("chain: the programme's schedule costs what an exhaustive search finds
     CHECK(s.extra_flops >= doctest::Approx(expected - once));
     above += s.extra_flops > expected - once + 1e-9;
     CHECK(s.peak <= budget);
-    CHECK(s.bytes == rw::chain_memory(p, s.steps));
+    CHECK(s.bytes == remat::chain_memory(p, s.steps));
     recomputing += s.extra_flops > 0;
   }
   MESSAGE(feasible << " feasible chains, " << recomputing << " recomputing; the programme above the optimum on " << above);
@@ -137,53 +139,53 @@ TEST_CASE("chain: n equal layers in about 2 sqrt(n) activations for at most one 
     const auto p = uniform(n);
     // 2 sqrt(n) activations, and the step's own tensors.
     const auto budget = static_cast<std::uint64_t>(2 * std::sqrt(static_cast<double>(n)) + 3) * 100;
-    const auto s = rw::solve_chain(p, budget);
+    const auto s = remat::solve_chain(p, budget);
     REQUIRE(s.feasible);
     CHECK(s.peak <= budget);
     CHECK(s.extra_flops <= 10.0 * static_cast<double>(n));
     // With all activations there is nothing to recompute; with three there is no schedule.
-    CHECK(rw::solve_chain(p, (n + 3) * 100).extra_flops == 0);
-    CHECK_FALSE(rw::solve_chain(p, 299).feasible);
+    CHECK(remat::solve_chain(p, (n + 3) * 100).extra_flops == 0);
+    CHECK_FALSE(remat::solve_chain(p, 299).feasible);
   }
 }
 
 TEST_CASE("chain: the validator refuses schedules that read what is not made or run the backward out of turn") {
   const auto p = uniform(2);
-  using rw::chain_op;
-  const std::vector<rw::chain_step> good{{chain_op::forward, 1}, {chain_op::forward, 2}, {chain_op::loss, 3},
+  using remat::chain_op;
+  const std::vector<remat::chain_step> good{{chain_op::forward, 1}, {chain_op::forward, 2}, {chain_op::loss, 3},
                                          {chain_op::backward, 2}, {chain_op::backward, 1}};
   // x, a1 and a2 (read by b2), the loss's gradient, then b2's, then b1's kept to the end.
-  CHECK(rw::chain_memory(p, good) == std::vector<std::uint64_t>{200, 300, 400, 400, 300});
-  CHECK_THROWS_WITH_AS((void)rw::chain_memory(p, {{chain_op::forward, 2}}), "bad rewrite plan: chain step 0: a_1 is not made yet",
+  CHECK(remat::chain_memory(p, good) == std::vector<std::uint64_t>{200, 300, 400, 400, 300});
+  CHECK_THROWS_WITH_AS((void)remat::chain_memory(p, {{chain_op::forward, 2}}), "bad rewrite plan: chain step 0: a_1 is not made yet",
                        rw::bad_plan_error);
-  CHECK_THROWS_WITH_AS((void)rw::chain_memory(p, {{chain_op::forward, 1}, {chain_op::forward, 2}, {chain_op::backward, 2}}),
+  CHECK_THROWS_WITH_AS((void)remat::chain_memory(p, {{chain_op::forward, 1}, {chain_op::forward, 2}, {chain_op::backward, 2}}),
                        "bad rewrite plan: chain step 2: backward stage 2 out of turn", rw::bad_plan_error);
-  CHECK_THROWS_WITH_AS((void)rw::chain_memory(p, {{chain_op::forward, 1}, {chain_op::forward, 2}, {chain_op::loss, 3}}),
+  CHECK_THROWS_WITH_AS((void)remat::chain_memory(p, {{chain_op::forward, 1}, {chain_op::forward, 2}, {chain_op::loss, 3}}),
                        "bad rewrite plan: chain step 3: backward stage 2 never runs", rw::bad_plan_error);
-  CHECK_THROWS_AS((void)rw::solve_chain({{1, 2}, {1}, {1.0}}, 10), rw::bad_plan_error);
+  CHECK_THROWS_AS((void)remat::solve_chain({{1, 2}, {1}, {1.0}}, 10), rw::bad_plan_error);
 }
 
 TEST_CASE("chain: a chain-shaped training graph is found, and its exact plan fits at the liveness peak it promises") {
   std::mt19937_64 rng(7);
   for (const std::size_t n : {3, 8, 20}) {
     INFO("n = " << n);
-    rw::chain_problem p;
+    remat::chain_problem p;
     for (std::size_t i = 0; i <= n; ++i) p.activation.push_back(std::uniform_int_distribution<std::uint64_t>(50, 150)(rng));
     for (std::size_t i = 0; i <= n; ++i) p.gradient.push_back(std::uniform_int_distribution<std::uint64_t>(50, 150)(rng));
     for (std::size_t i = 0; i < n; ++i) p.forward_flops.push_back(std::uniform_int_distribution<int>(1, 100)(rng));
     const auto g = chain_graph(p);
     const auto facts = rw::read_facts(g);
-    const auto c = rw::chain_of(facts);
+    const auto c = remat::chain_of(facts);
     REQUIRE(c.has_value());
     CHECK(c->forward.size() == n);
     CHECK(c->others.size() == n);  // the weights
-    CHECK(rw::chain_sizes(facts, *c).activation == p.activation);
+    CHECK(remat::chain_sizes(facts, *c).activation == p.activation);
     std::uint64_t all = 0;
     for (const auto b : p.activation) all += b;
     for (const std::uint64_t budget : {all + 300, all / 2 + 300, all / 3 + 300}) {
       INFO("budget " << budget);
-      const auto s = rw::solve_chain(p, budget);
-      const auto r = rw::rematerialize_chain(facts, *c, budget);
+      const auto s = remat::solve_chain(p, budget);
+      const auto r = remat::rematerialize_chain(facts, *c, budget);
       REQUIRE(r.has_value() == s.feasible);
       if (!r) continue;
       REQUIRE(rw::check_plan(facts, r->plan).empty());
@@ -199,13 +201,13 @@ TEST_CASE("chain: a chain-shaped training graph is found, and its exact plan fit
       // The planner takes the exact schedule on a chain: no heuristic plan is cheaper.
       std::vector<std::size_t> program(facts.size());
       for (std::size_t v = 0; v < program.size(); ++v) program[v] = v;
-      const auto best = rw::rematerialize_best(facts, {program}, {.budget = budget});
+      const auto best = remat::rematerialize_best(facts, {program}, {.budget = budget});
       CHECK(best.extra_flops <= s.extra_flops);
       CHECK(best.planned_peak <= budget);
     }
   }
   // Not chains: a vertex with two readers in the forward, a graph with a view.
-  CHECK_FALSE(rw::chain_of(rw::read_facts(memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "fork", "nodes": [
+  CHECK_FALSE(remat::chain_of(rw::read_facts(memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "fork", "nodes": [
     {"name": "x", "op": "input", "outputs": [1]}, {"name": "a", "op": "f", "outputs": [1], "inputs": ["x:0"]},
     {"name": "b", "op": "f", "outputs": [1], "inputs": ["x:0"]}, {"name": "c", "op": "g", "outputs": [1], "inputs": ["a:0", "b:0"]}],
     "outputs": ["c:0"]})"))).has_value());

@@ -21,7 +21,7 @@
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
-#include <memopt/rewrite/remat_options.hpp>
+#include <memopt/remat/options.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -34,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-namespace memopt::rewrite {
+namespace memopt::remat {
 
 namespace detail {
 
@@ -46,7 +46,7 @@ using storage_state = std::pair<operand, std::size_t>;
 
 class storage_states {
  public:
-  explicit storage_states(const graph_facts& f) : f_(f), root_(storage_roots(f)), writers_(f.size()) {
+  explicit storage_states(const graph_facts& f) : f_(f), root_(rewrite::detail::storage_roots(f)), writers_(f.size()) {
     for (std::size_t v = 0; v < f.size(); ++v) writers_[v].resize(f.outputs[v].size());
     for (std::size_t v = 0; v < f.size(); ++v) {  // by vertex index: each list sorted
       for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
@@ -82,7 +82,7 @@ class storage_states {
 
 /// The liveness peak and timeline of the plan run in `order`, into r.
 inline void measure_planned_run(const graph_facts& f, remat_result& r) {
-  const rewritten_graph g = apply(f, r.plan);
+  const rewritten_graph g = rewrite::apply(f, r.plan);
   std::vector<std::size_t> order;
   order.reserve(r.order.size());
   for (const node_ref ref : r.order) order.push_back(ref.added ? f.size() + ref.index : ref.index);
@@ -151,20 +151,20 @@ template <rewrite_naming Naming = seed_naming>
       holds[held_in[v][port]] = states.made(v, port);
     }
     if (first) {
-      latest[v] = original(v);
+      latest[v] = rewrite::original(v);
       for (std::size_t i = 0; i < inputs.size(); ++i) {
         if (!inputs[i].node.added) continue;
         r.plan.redirects.push_back({v, i, inputs[i]});
-        const control_change wait{original(f.operands[v][i].vertex), original(v)};
+        const control_change wait{rewrite::original(f.operands[v][i].vertex), rewrite::original(v)};
         if (r.plan.controls.empty() || r.plan.controls.back().from != wait.from || r.plan.controls.back().to != wait.to) {
           r.plan.controls.push_back(wait);
         }
       }
     } else {
-      added_node copy = detail::recompute_copy(f, v, times_run[v] - 2, naming);
+      added_node copy = rewrite::detail::recompute_copy(f, v, times_run[v] - 2, naming);
       copy.inputs = std::move(inputs);
       copy.control.push_back(r.order.back());
-      latest[v] = added(r.plan.nodes.size());
+      latest[v] = rewrite::added(r.plan.nodes.size());
       r.plan.nodes.push_back(std::move(copy));
       r.extra_flops += f.flops[v];
     }
@@ -294,4 +294,4 @@ remat_result without_needless_copies(const graph_facts& f, remat_result r, std::
 
 }  // namespace detail
 
-}  // namespace memopt::rewrite
+}  // namespace memopt::remat

@@ -4,12 +4,13 @@
 // nodes run in program order and copies run anywhere (Checkmate's setting).
 // The planner's plans are checked against it, and the mean and worst ratios
 // of their extra flops are reported; so is the cost floor
-// (rewrite/remat_cost_floor.hpp), which no plan goes below.
+// (remat/cost_floor.hpp), which no plan goes below.
 #include "../support/fewest_extra_flops.hpp"
 #include "../support/random_training.hpp"
 
 #include <memopt/io/graph_file.hpp>
 #include <memopt/liveness.hpp>
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <doctest/doctest.h>
@@ -22,6 +23,7 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+namespace remat = memopt::remat;
 
 
 TEST_CASE("remat: the planner's extra flops and the cost floor against the optimum on 300 small random training graphs") {
@@ -37,10 +39,10 @@ TEST_CASE("remat: the planner's extra flops and the cost floor against the optim
     std::vector<std::size_t> program(facts.size());
     for (std::size_t v = 0; v < program.size(); ++v) program[v] = v;
     const auto before = memopt::liveness(g, std::span<const std::size_t>(program)).peak_bytes;
-    const auto floor = rw::rematerialisation_floor(facts).bytes;
+    const auto floor = remat::rematerialisation_floor(facts).bytes;
     const std::uint64_t budget = std::uniform_int_distribution<std::uint64_t>(floor, before)(rng);
     const double exact = memopt::testing::fewest_extra_flops(facts, budget);
-    const double cost_floor = rw::rematerialisation_cost_floor(facts, budget).extra_flops;
+    const double cost_floor = remat::rematerialisation_cost_floor(facts, budget).extra_flops;
     CHECK(cost_floor <= exact * (1 + 1e-9));
     if (exact > 0 && exact < std::numeric_limits<double>::infinity()) {
       ++floors;
@@ -48,7 +50,7 @@ TEST_CASE("remat: the planner's extra flops and the cost floor against the optim
       floors_zero += cost_floor == 0;
       floor_sum += cost_floor / exact;
     }
-    const auto r = rw::rematerialize_best(facts, {program}, {.budget = budget});
+    const auto r = remat::rematerialize_best(facts, {program}, {.budget = budget});
     // No plan beats the optimum; no plan fits where the search finds none.
     if (exact == std::numeric_limits<double>::infinity()) {
       CHECK(r.planned_peak > budget);

@@ -4,7 +4,7 @@
 // how far a plan can be from the cheapest one, on graphs of any size.
 //
 // Take a step v of any plan that runs the graph's vertices once each, in a
-// topological order, copies anywhere (the premise of remat_floor.hpp). Live
+// topological order, copies anywhere (the premise of floor.hpp). Live
 // at v are the floor's storages (step_measure::live_at); every other storage
 // made by an ancestor of v and read by a descendant of v is either live at v
 // too, or remade after v by a copy of its maker, which needs its own inputs
@@ -27,8 +27,8 @@
 
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/plan.hpp>
-#include <memopt/rewrite/remat_floor.hpp>
-#include <memopt/rewrite/remat_options.hpp>
+#include <memopt/remat/floor.hpp>
+#include <memopt/remat/options.hpp>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/boykov_kolmogorov_max_flow.hpp>
@@ -41,7 +41,7 @@
 #include <utility>
 #include <vector>
 
-namespace memopt::rewrite {
+namespace memopt::remat {
 
 struct remat_cost_floor {
   double extra_flops = 0;          ///< no plan within the budget adds fewer
@@ -255,7 +255,7 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
 
 /// The cost floor at `budget` (see the header comment): extra flops no plan
 /// within it adds; infinite when no plan fits (a budget below the floor of
-/// remat_floor.hpp, or a step whose fewest kept bytes exceed it). Steps are
+/// floor.hpp, or a step whose fewest kept bytes exceed it). Steps are
 /// tried until the work (vertices and operands visited per step, network
 /// edges per cut) reaches `work_limit` (0: no limit); the first step is
 /// always tried. Throws bad_plan_error for a cyclic graph or a fed vertex
@@ -323,4 +323,4 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
   return floor;
 }
 
-}  // namespace memopt::rewrite
+}  // namespace memopt::remat

@@ -35,7 +35,7 @@
 // ends. The programme minimises the forward flops run among these persistent
 // schedules, in units of at most max_slots per budget (rounded up).
 //
-// rematerialize_blocks turns the schedule into runs (rewrite/runs.hpp: a rerun
+// rematerialize_blocks turns the schedule into runs (remat/runs.hpp: a rerun
 // of a stage copies the vertices a copy may rerun, the others run once) and
 // measures the plan's peak exactly. Since the programme's count is mostly
 // above the exact peak (and misses what it does not model: an unremakable
@@ -44,12 +44,12 @@
 // budget, eight times by default) for the plan of fewest extra flops that
 // fits.
 
-#include <memopt/rewrite/chain.hpp>
+#include <memopt/remat/chain.hpp>
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
-#include <memopt/rewrite/remat_options.hpp>
-#include <memopt/rewrite/runs.hpp>
+#include <memopt/remat/options.hpp>
+#include <memopt/remat/runs.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -63,7 +63,7 @@
 #include <utility>
 #include <vector>
 
-namespace memopt::rewrite {
+namespace memopt::remat {
 
 /// A stage of a block chain; bytes as solve_blocks counts them.
 struct block_stage {
@@ -259,7 +259,7 @@ struct storage_table {
   std::vector<std::vector<std::size_t>> users;  // by storage: vertices reading or writing it in place, each once
 
   explicit storage_table(const graph_facts& f) : id(f.size()) {
-    const auto root = storage_roots(f);
+    const auto root = rewrite::detail::storage_roots(f);
     for (std::size_t v = 0; v < f.size(); ++v) {
       id[v].assign(f.outputs[v].size(), no_vertex);
       for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
@@ -326,7 +326,7 @@ struct storage_table {
     return seen;
   };
   std::vector<bool> backward = reached(false, [&](std::size_t v) -> const std::vector<std::size_t>& { return f.consumers[v]; });
-  const std::vector<bool> before_loss = reached(true, [&](std::size_t v) { return detail::inputs_of(f, v); });
+  const std::vector<bool> before_loss = reached(true, [&](std::size_t v) { return rewrite::detail::inputs_of(f, v); });
   // By storage: where in the order its last in-place write is, and whether
   // no copy remakes it (a making or a write no copy repeats). By vertex:
   // whether a copy reads what it read (nothing it reads is such a storage
@@ -421,7 +421,7 @@ struct storage_table {
   for (const std::size_t b : backward_part) {
     std::size_t read = 0, after = none;
     for (const operand& o : f.operands[b]) read = std::max(read, storage_stage(storages.id[o.vertex][o.port]));
-    for (const std::size_t p : detail::inputs_of(f, b)) {
+    for (const std::size_t p : rewrite::detail::inputs_of(f, b)) {
       if (backward[p]) after = std::min(after, stage_of[p]);
     }
     stage_of[b] = read > 0 ? read : after != none ? after : stage_count;
@@ -587,4 +587,4 @@ template <rewrite_naming Naming = seed_naming>
   return best;
 }
 
-}  // namespace memopt::rewrite
+}  // namespace memopt::remat

@@ -1,7 +1,8 @@
-// plan_of_runs (rewrite/runs.hpp): a schedule of vertex runs as a plan, its
+// plan_of_runs (remat/runs.hpp): a schedule of vertex runs as a plan, its
 // errors, the states of storages written in place, and the pruning of copies
 // a plan can do without.
 #include <memopt/io/graph_file.hpp>
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <doctest/doctest.h>
@@ -10,6 +11,7 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+namespace remat = memopt::remat;
 
 namespace {
 
@@ -38,7 +40,7 @@ memopt::io::file_graph in_place_write() {
 
 std::string error_of(const rw::graph_facts& f, const std::vector<std::size_t>& runs) {
   try {
-    static_cast<void>(rw::plan_of_runs(f, runs));
+    static_cast<void>(remat::plan_of_runs(f, runs));
   } catch (const rw::bad_plan_error& e) {
     return e.what();
   }
@@ -49,7 +51,7 @@ std::string error_of(const rw::graph_facts& f, const std::vector<std::size_t>& r
 
 TEST_CASE("plan_of_runs: the program order is the empty plan at the program's peak") {
   const auto f = rw::read_facts(chain_with_skip());
-  const auto r = rw::plan_of_runs(f, std::vector<std::size_t>{0, 1, 2, 3, 4});
+  const auto r = remat::plan_of_runs(f, std::vector<std::size_t>{0, 1, 2, 3, 4});
   CHECK(r.plan.nodes.empty());
   CHECK(r.plan.redirects.empty());
   CHECK(r.planned_peak == 310);
@@ -59,7 +61,7 @@ TEST_CASE("plan_of_runs: the program order is the empty plan at the program's pe
 
 TEST_CASE("plan_of_runs: a copy of a frees its original early, and d reads the copy") {
   const auto f = rw::read_facts(chain_with_skip());
-  const auto r = rw::plan_of_runs(f, std::vector<std::size_t>{0, 1, 2, 3, 1, 4});
+  const auto r = remat::plan_of_runs(f, std::vector<std::size_t>{0, 1, 2, 3, 1, 4});
   REQUIRE(rw::check_plan(f, r.plan).empty());
   REQUIRE(r.plan.nodes.size() == 1);
   CHECK(r.plan.nodes[0].name == "Recomputed/a");
@@ -69,7 +71,7 @@ TEST_CASE("plan_of_runs: a copy of a frees its original early, and d reads the c
   CHECK(r.plan.redirects[0].operand == 1);
   CHECK(r.extra_flops == 7);
   CHECK(r.planned_peak == 220);  // at d: x, c, a', d (at c: x, b, c)
-  CHECK(rw::runs_of(r) == std::vector<std::size_t>{0, 1, 2, 3, 1, 4});
+  CHECK(remat::runs_of(r) == std::vector<std::size_t>{0, 1, 2, 3, 1, 4});
 }
 
 TEST_CASE("plan_of_runs: bad sequences are named") {
@@ -82,7 +84,7 @@ TEST_CASE("plan_of_runs: bad sequences are named") {
 TEST_CASE("plan_of_runs: no run reads a storage in another state than the graph's vertex does") {
   const auto f = rw::read_facts(in_place_write());
   // The program: b reads a before w overwrites it.
-  CHECK(rw::plan_of_runs(f, std::vector<std::size_t>{0, 1, 2, 3, 4}).planned_peak == 120);
+  CHECK(remat::plan_of_runs(f, std::vector<std::size_t>{0, 1, 2, 3, 4}).planned_peak == 120);
   // A copy of b after w would read the overwritten a.
   CHECK(error_of(f, {0, 1, 2, 3, 2, 4}).find("run 4 of 'b' reads 'a' in another state than 'b' does") !=
         std::string::npos);
@@ -91,7 +93,7 @@ TEST_CASE("plan_of_runs: no run reads a storage in another state than the graph'
   CHECK(error_of(f, {0, 1, 2, 2, 3, 4}).find("run 3 of 'b' reads 'a' before 'w' writes it in place") !=
         std::string::npos);
   // A copy of a after w is a new tensor holding a's value: b's copy may read it.
-  const auto r = rw::plan_of_runs(f, std::vector<std::size_t>{0, 1, 2, 3, 1, 2, 4});
+  const auto r = remat::plan_of_runs(f, std::vector<std::size_t>{0, 1, 2, 3, 1, 2, 4});
   CHECK(rw::check_plan(f, r.plan).empty());
   CHECK(r.extra_flops == 6);
 }
@@ -100,9 +102,9 @@ TEST_CASE("rematerialize_best: no copy the plan can do without") {
   // At a budget of 220 the copy of a is needed; at 310 nothing is.
   const auto f = rw::read_facts(chain_with_skip());
   const std::vector<std::size_t> program{0, 1, 2, 3, 4};
-  const auto tight = rw::rematerialize_best(f, {program}, {.budget = 220});
+  const auto tight = remat::rematerialize_best(f, {program}, {.budget = 220});
   CHECK(tight.planned_peak == 220);
   CHECK(tight.extra_flops == 7);
-  const auto loose = rw::rematerialize_best(f, {program}, {.budget = 310});
+  const auto loose = remat::rematerialize_best(f, {program}, {.budget = 310});
   CHECK(loose.plan.nodes.empty());
 }

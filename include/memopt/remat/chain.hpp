@@ -32,8 +32,8 @@
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
-#include <memopt/rewrite/remat_options.hpp>
-#include <memopt/rewrite/runs.hpp>
+#include <memopt/remat/options.hpp>
+#include <memopt/remat/runs.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -46,7 +46,7 @@
 #include <utility>
 #include <vector>
 
-namespace memopt::rewrite {
+namespace memopt::remat {
 
 struct chain_problem {
   std::vector<std::uint64_t> activation;  ///< a_0 (the input) .. a_n, bytes
@@ -283,7 +283,7 @@ struct chain_graph {
     }
   }
   if (c.input == no_vertex) return std::nullopt;
-  const auto position = detail::topological_positions(f);  // weights first, in an order they can run in
+  const auto position = rewrite::detail::topological_positions(f);  // weights first, in an order they can run in
   std::ranges::sort(c.others, [&](std::size_t x, std::size_t y) { return position[x] < position[y]; });
   // The one-input vertices from the input on: the forward stages, then the loss.
   const auto reader = [&](std::size_t v, std::size_t inputs) {
@@ -349,4 +349,4 @@ template <rewrite_naming Naming = seed_naming>
   return r;
 }
 
-}  // namespace memopt::rewrite
+}  // namespace memopt::remat

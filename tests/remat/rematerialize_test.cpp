@@ -1,9 +1,10 @@
 // Budget-driven rematerialisation: chains of n equal layers (forward and
 // backward, built here) in about 2 sqrt(n) activations for at most one more
 // forward pass; the floor; plans that fit and say what they cost.
-#include "edges.hpp"
+#include "../rewrite/edges.hpp"
 
 #include <memopt/io/graph_file.hpp>
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <doctest/doctest.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+namespace remat = memopt::remat;
 
 namespace {
 
@@ -53,7 +55,7 @@ TEST_CASE("remat: a chain of n layers in about 2 sqrt(n) activations for at most
     const auto g = chain(n);
     const auto facts = rw::read_facts(g);
     const auto budget = static_cast<std::uint64_t>(2 * std::sqrt(static_cast<double>(n)) + 4) * 100;
-    const auto r = rw::rematerialize(facts, program(facts.size()), {.budget = budget});
+    const auto r = remat::rematerialize(facts, program(facts.size()), {.budget = budget});
     CHECK(r.method == "eviction");
     CHECK(rw::check_plan(facts, r.plan).empty());
     const auto h = rw::apply(facts, r.plan);
@@ -73,7 +75,7 @@ TEST_CASE("remat: the floor is the step with the most bytes live in every order,
   // b_i (i >= 2) reads f_(i-1) and the gradient, writes its own, and the input
   // x stays for b_1: 400. f_i and the other activations can be recomputed.
   const auto facts = rw::read_facts(chain(8));
-  const auto floor = rw::rematerialisation_floor(facts);
+  const auto floor = remat::rematerialisation_floor(facts);
   CHECK(floor.bytes == 400);
   CHECK(facts.name[floor.vertex] == "b8");
   std::vector<std::string> names;
@@ -87,22 +89,22 @@ TEST_CASE("remat: the cost floor is what keeping the fewest activations costs at
   // one and remaking the other five costs 50 flops at least (loss and f8
   // give 50 too, the other steps less). The programme's schedule costs more.
   const auto facts = rw::read_facts(chain(8));
-  const auto floor = rw::rematerialisation_cost_floor(facts, 500);
+  const auto floor = remat::rematerialisation_cost_floor(facts, 500);
   CHECK(floor.extra_flops == doctest::Approx(50).epsilon(1e-9));
   CHECK(floor.complete);
   CHECK(floor.steps_measured == facts.size());
-  const auto dp = rw::solve_chain(rw::chain_sizes(facts, *rw::chain_of(facts)), 500);
+  const auto dp = remat::solve_chain(remat::chain_sizes(facts, *remat::chain_of(facts)), 500);
   REQUIRE(dp.feasible);
   CHECK(dp.extra_flops >= floor.extra_flops);
   MESSAGE("chain(8) in 500 bytes: cost floor " << floor.extra_flops << ", the programme's schedule " << dp.extra_flops);
   // Room for everything: nothing to remake. Below the floor: no plan at all.
-  CHECK(rw::rematerialisation_cost_floor(facts, 1100).extra_flops == 0);
-  CHECK(rw::rematerialisation_cost_floor(facts, 1100).vertex == rw::no_vertex);
-  CHECK(rw::rematerialisation_cost_floor(facts, 399).extra_flops == std::numeric_limits<double>::infinity());
+  CHECK(remat::rematerialisation_cost_floor(facts, 1100).extra_flops == 0);
+  CHECK(remat::rematerialisation_cost_floor(facts, 1100).vertex == rw::no_vertex);
+  CHECK(remat::rematerialisation_cost_floor(facts, 399).extra_flops == std::numeric_limits<double>::infinity());
   // One more slot (600 bytes): keep two, remake four.
-  CHECK(rw::rematerialisation_cost_floor(facts, 600).extra_flops == doctest::Approx(40).epsilon(1e-9));
+  CHECK(remat::rematerialisation_cost_floor(facts, 600).extra_flops == doctest::Approx(40).epsilon(1e-9));
   // A work limit stops after the first step (the one most bytes cross).
-  const auto first = rw::rematerialisation_cost_floor(facts, 500, {}, 1);
+  const auto first = remat::rematerialisation_cost_floor(facts, 500, {}, 1);
   CHECK_FALSE(first.complete);
   CHECK(first.steps_measured == 1);
   CHECK(first.extra_flops <= floor.extra_flops);
@@ -118,18 +120,18 @@ TEST_CASE("remat: no plan on a shipped training graph adds less than the cost fl
     const auto order = program(facts.size());
     const auto before = memopt::liveness(g, order).peak_bytes;
     for (const bool replay : {false, true}) {
-      rw::remat_options options;
+      remat::remat_options options;
       if (replay) options.unrepeatable_ops.clear();
-      const auto floor = rw::rematerialisation_floor(facts, options).bytes;
+      const auto floor = remat::rematerialisation_floor(facts, options).bytes;
       for (int k = 1; k <= 3; ++k) {
         options.budget = before - (before - floor) * static_cast<std::uint64_t>(k) / 3;
         INFO(name << (replay ? " replayed" : "") << " at " << options.budget);
-        const auto r = rw::rematerialize_best(facts, {order}, options);
+        const auto r = remat::rematerialize_best(facts, {order}, options);
         const auto h = rw::apply(facts, r.plan);
         std::vector<std::size_t> steps;
         for (const auto& ref : r.order) steps.push_back(ref.added ? facts.size() + ref.index : ref.index);
         if (memopt::liveness(h, steps).peak_bytes > options.budget) continue;
-        const auto cost_floor = rw::rematerialisation_cost_floor(facts, options.budget, options);
+        const auto cost_floor = remat::rematerialisation_cost_floor(facts, options.budget, options);
         CHECK(r.extra_flops >= cost_floor.extra_flops * (1 - 1e-9));
         compared += cost_floor.extra_flops > 0;
       }
@@ -146,13 +148,13 @@ TEST_CASE("remat: where no plan fits, rematerialize_best tries rebuilds deeper t
   const auto g = memopt::io::read_graph(std::string(MEMOPT_DATA_DIR) + "/transformer_train_b32.json");
   const auto facts = rw::read_facts(g);
   const auto order = program(facts.size());
-  rw::remat_options options{.budget = 969346052ULL * 37 / 100};
+  remat::remat_options options{.budget = 969346052ULL * 37 / 100};
   for (const double ratio : {4.0, std::numeric_limits<double>::infinity()}) {
     options.max_rebuild_ratio = ratio;
-    CHECK(rw::rematerialize(facts, order, options).planned_peak > options.budget);
+    CHECK(remat::rematerialize(facts, order, options).planned_peak > options.budget);
   }
   options.max_rebuild_ratio = std::numeric_limits<double>::infinity();
-  const auto r = rw::rematerialize_best(facts, {order}, options);
+  const auto r = remat::rematerialize_best(facts, {order}, options);
   CHECK(r.planned_peak <= options.budget);
   CHECK(rw::check_plan(facts, r.plan).empty());
   const auto h = rw::apply(facts, r.plan);
@@ -175,7 +177,7 @@ TEST_CASE("remat: random draws and graph outputs made before a step stay live ac
     "outputs": ["loss:0", "b1:0"]})");
   const auto facts = rw::read_facts(g);
   // At big: f2 and big, the mask (read by b2) and x (read by b1).
-  auto floor = rw::rematerialisation_floor(facts);
+  auto floor = remat::rematerialisation_floor(facts);
   CHECK(floor.bytes == 850);
   CHECK(facts.name[floor.vertex] == "big");
   std::vector<std::string> names;
@@ -183,12 +185,12 @@ TEST_CASE("remat: random draws and graph outputs made before a step stay live ac
   CHECK(names == std::vector<std::string>{"big", "mask", "x", "f2"});
   // Replaying the generator makes the mask recomputable; at b2 the loss, an
   // output made before it, stays: 520 there, 550 at big.
-  rw::remat_options replay;
+  remat::remat_options replay;
   replay.unrepeatable_ops.clear();
-  floor = rw::rematerialisation_floor(facts, replay);
+  floor = remat::rematerialisation_floor(facts, replay);
   CHECK(floor.bytes == 550);
   CHECK(facts.name[floor.vertex] == "big");
-  CHECK_THROWS_AS((void)rw::rematerialisation_floor(facts, {.feed = {9}}), rw::bad_plan_error);
+  CHECK_THROWS_AS((void)remat::rematerialisation_floor(facts, {.feed = {9}}), rw::bad_plan_error);
 }
 
 TEST_CASE("remat: a copy of an in-place op writes into its input's copy, declared a view") {
@@ -210,8 +212,8 @@ TEST_CASE("remat: a copy of an in-place op writes into its input's copy, declare
     {"name": "g_c1", "op": "convolution_backward", "outputs": [10], "inputs": ["g_b1:0", "x:0"]}],
     "outputs": ["g_c1:0"]})");
   const auto facts = rw::read_facts(g);
-  CHECK(rw::rematerialisation_floor(facts).bytes == 400);  // at g_c2: loss, r1, g_c2 and x
-  const auto r = rw::rematerialize(facts, program(facts.size()), {.budget = 400});
+  CHECK(remat::rematerialisation_floor(facts).bytes == 400);  // at g_c2: loss, r1, g_c2 and x
+  const auto r = remat::rematerialize(facts, program(facts.size()), {.budget = 400});
   REQUIRE(rw::check_plan(facts, r.plan).empty());
   CHECK(r.planned_peak == 400);
   CHECK(r.extra_flops == 1011);  // b1 and r1 once, c1 once

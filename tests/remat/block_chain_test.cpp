@@ -9,6 +9,7 @@
 
 #include <memopt/io/graph_file.hpp>
 #include <memopt/liveness.hpp>
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <doctest/doctest.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 namespace rw = memopt::rewrite;
+namespace remat = memopt::remat;
 
 namespace {
 
@@ -73,7 +75,7 @@ std::vector<std::string> names(const rw::graph_facts& f, const std::vector<std::
 
 /// The plan's peak measured again on the rewritten graph, which it must pass
 /// check_plan on and be run in a topological order of.
-std::uint64_t measured_peak(const rw::graph_facts& f, const rw::remat_result& r) {
+std::uint64_t measured_peak(const rw::graph_facts& f, const remat::remat_result& r) {
   REQUIRE(rw::check_plan(f, r.plan).empty());
   const auto h = rw::apply(f, r.plan);
   std::vector<std::size_t> order;
@@ -87,7 +89,7 @@ std::uint64_t measured_peak(const rw::graph_facts& f, const rw::remat_result& r)
 /// sizes in bytes: every choice at every state, no memo, no pruning.
 class family {
  public:
-  explicit family(const rw::block_chain& c) : c_(c) {}
+  explicit family(const remat::block_chain& c) : c_(c) {}
 
   double least(std::size_t s, std::size_t t, std::uint64_t m) const {
     const std::size_t n = c_.stages.size();
@@ -123,7 +125,7 @@ class family {
   static constexpr double inf = std::numeric_limits<double>::infinity();
 
  private:
-  const rw::block_chain& c_;
+  const remat::block_chain& c_;
 };
 
 }  // namespace
@@ -131,7 +133,7 @@ class family {
 TEST_CASE("block chain: a residual chain is found stage by stage, with the sizes the programme counts") {
   const auto g = residual_chain(3);
   const auto f = rw::read_facts(g);
-  const auto c = rw::block_chain_of(f, index_order(f), {});
+  const auto c = remat::block_chain_of(f, index_order(f), {});
   REQUIRE(c.has_value());
   CHECK(names(f, c->persistent) == std::vector<std::string>{"w1", "w2", "w3"});
   REQUIRE(c->stages.size() == 5);
@@ -168,7 +170,7 @@ TEST_CASE("block chain: a residual chain is found stage by stage, with the sizes
   CHECK_FALSE(c->stages[4].backward_reads_it);   // the loss's stage has no backward vertex
   // Everything fits at the program order's peak: no copy.
   const auto peak = memopt::liveness(g, std::span<const std::size_t>(index_order(f))).peak_bytes;
-  const auto all = rw::rematerialize_blocks(f, *c, peak);
+  const auto all = remat::rematerialize_blocks(f, *c, peak);
   REQUIRE(all.has_value());
   CHECK(all->extra_flops == 0);
   CHECK(all->method == "blocks");
@@ -182,10 +184,10 @@ TEST_CASE("block chain: the programme finds the least flops of its family, by en
   for (int trial = 0; trial < 300; ++trial) {
     INFO("trial " << trial);
     const std::size_t n = 2 + static_cast<std::size_t>(trial % 5);
-    rw::block_chain c;
+    remat::block_chain c;
     std::uniform_int_distribution<std::uint64_t> bytes(1, 12);
     for (std::size_t i = 0; i < n; ++i) {
-      rw::block_stage st;
+      remat::block_stage st;
       st.output = i + 1 == n ? 0 : bytes(rng);
       st.saved = bytes(rng) / 2;
       st.forward_peak = st.output + bytes(rng) / 3;
@@ -202,7 +204,7 @@ TEST_CASE("block chain: the programme finds the least flops of its family, by en
     const family all(c);
     for (const std::uint64_t budget : {20, 35, 50, 80}) {
       INFO("budget " << budget);
-      const auto s = rw::solve_blocks(c, budget);
+      const auto s = remat::solve_blocks(c, budget);
       const double least = all.least(0, n, budget);
       REQUIRE(s.exact);  // units of a byte: nothing rounded
       CHECK(s.feasible == (least != family::inf));
@@ -215,8 +217,8 @@ TEST_CASE("block chain: the programme finds the least flops of its family, by en
       recomputing += s.extra_flops > 0;
       // Each backward stage once, in turn; the last stage's forward first of all backward.
       std::size_t next = n;
-      for (const rw::block_step step : s.steps) {
-        if (step.op == rw::block_op::backward) CHECK(step.stage == next--);
+      for (const remat::block_step step : s.steps) {
+        if (step.op == remat::block_op::backward) CHECK(step.stage == next--);
       }
       CHECK(next == 0);
     }
@@ -230,11 +232,11 @@ TEST_CASE("block chain: n residual blocks in about 2 sqrt(n) blocks of activatio
     INFO("n = " << n);
     const auto g = residual_chain(n);
     const auto f = rw::read_facts(g);
-    const auto c = rw::block_chain_of(f, index_order(f), {});
+    const auto c = remat::block_chain_of(f, index_order(f), {});
     REQUIRE(c.has_value());
     CHECK(c->stages.size() == std::min<std::size_t>(n + 1, 64));  // cuts carry at least a 64th of the flops
     const auto budget = static_cast<std::uint64_t>(2 * std::sqrt(static_cast<double>(n)) + 6) * 100;
-    const auto r = rw::rematerialize_blocks(f, *c, budget);
+    const auto r = remat::rematerialize_blocks(f, *c, budget);
     REQUIRE(r.has_value());
     CHECK(r->planned_peak <= budget);
     CHECK(measured_peak(f, *r) == r->planned_peak);
@@ -259,12 +261,12 @@ TEST_CASE("block chain: plans on 200 small random training graphs fit, replay, a
     const auto f = rw::read_facts(g);
     const auto program = index_order(f);
     const auto before = memopt::liveness(g, std::span<const std::size_t>(program)).peak_bytes;
-    const auto floor = rw::rematerialisation_floor(f).bytes;
+    const auto floor = remat::rematerialisation_floor(f).bytes;
     const std::uint64_t budget = std::uniform_int_distribution<std::uint64_t>(floor, before)(rng);
-    const auto c = rw::block_chain_of(f, program, {});
+    const auto c = remat::block_chain_of(f, program, {});
     if (!c) continue;
     ++chains;
-    const auto r = rw::rematerialize_blocks(f, *c, budget);
+    const auto r = remat::rematerialize_blocks(f, *c, budget);
     if (!r) continue;
     CHECK(measured_peak(f, *r) == r->planned_peak);
     if (r->planned_peak > budget) continue;
@@ -276,10 +278,10 @@ TEST_CASE("block chain: plans on 200 small random training graphs fit, replay, a
       ++ratios;
       ratio_sum += r->extra_flops / exact;
     }
-    const auto planned = rw::rematerialize(f, program, {.budget = budget});
+    const auto planned = remat::rematerialize(f, program, {.budget = budget});
     beats_planner += planned.planned_peak > budget || r->extra_flops < planned.extra_flops;
     // The best of the planners takes it when it is cheaper.
-    const auto best = rw::rematerialize_best(f, {program}, {.budget = budget});
+    const auto best = remat::rematerialize_best(f, {program}, {.budget = budget});
     CHECK(best.planned_peak <= budget);
     CHECK(best.extra_flops <= r->extra_flops);
     taken += best.method.starts_with("blocks");
@@ -305,12 +307,12 @@ TEST_CASE("block chain: the shipped training graphs reduce to chains of blocks, 
     const auto g = memopt::io::read_graph(std::string(MEMOPT_DATA_DIR) + "/" + e.name + ".json");
     const auto f = rw::read_facts(g);
     const auto program = index_order(f);
-    const auto c = rw::block_chain_of(f, program, {});
+    const auto c = remat::block_chain_of(f, program, {});
     REQUIRE(c.has_value());
     CHECK(c->stages.size() == e.stages);
     const auto before = memopt::liveness(g, std::span<const std::size_t>(program)).peak_bytes;
     // Random draws (the transformer's dropout masks) run once; the stages rerun the rest.
-    const auto r = rw::rematerialize_blocks(f, *c, before * 3 / 4);
+    const auto r = remat::rematerialize_blocks(f, *c, before * 3 / 4);
     REQUIRE(r.has_value());
     CHECK(measured_peak(f, *r) == r->planned_peak);
     CHECK(r->planned_peak < before);
@@ -321,16 +323,16 @@ TEST_CASE("block chain: bad input is refused, graphs that are not block chains a
   const auto f = rw::read_facts(residual_chain(2));
   auto order = index_order(f);
   std::swap(order[1], order[2]);  // h1 before w1
-  CHECK_THROWS_WITH_AS((void)rw::block_chain_of(f, order, {}), "bad rewrite plan: block_chain_of: the order runs 'h1' before its input 'w1'",
+  CHECK_THROWS_WITH_AS((void)remat::block_chain_of(f, order, {}), "bad rewrite plan: block_chain_of: the order runs 'h1' before its input 'w1'",
                        rw::bad_plan_error);
-  CHECK_THROWS_AS((void)rw::block_chain_of(f, {0, 1}, {}), rw::bad_plan_error);
-  CHECK_THROWS_AS((void)rw::block_chain_of(f, index_order(f), {.feed = {1000}}), rw::bad_plan_error);
-  CHECK_THROWS_AS((void)rw::solve_blocks(rw::block_chain{}, 100), rw::bad_plan_error);
+  CHECK_THROWS_AS((void)remat::block_chain_of(f, {0, 1}, {}), rw::bad_plan_error);
+  CHECK_THROWS_AS((void)remat::block_chain_of(f, index_order(f), {.feed = {1000}}), rw::bad_plan_error);
+  CHECK_THROWS_AS((void)remat::solve_blocks(remat::block_chain{}, 100), rw::bad_plan_error);
   // No output that anything reads: no loss to turn around at.
   const auto inference = rw::read_facts(memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "inference", "nodes": [
     {"name": "x", "op": "input", "outputs": [4]}, {"name": "a", "op": "f", "outputs": [4], "inputs": ["x:0"]},
     {"name": "b", "op": "f", "outputs": [4], "inputs": ["a:0"]}], "outputs": ["b:0"]})"));
-  CHECK_FALSE(rw::block_chain_of(inference, index_order(inference), {}).has_value());
+  CHECK_FALSE(remat::block_chain_of(inference, index_order(inference), {}).has_value());
   // A backward vertex reading an activation from two stages back: not a block chain.
   const auto skip = rw::read_facts(memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "skip", "nodes": [
     {"name": "x", "op": "input", "outputs": [4]}, {"name": "a", "op": "f", "outputs": [4], "flops": 1, "inputs": ["x:0"]},
@@ -338,5 +340,5 @@ TEST_CASE("block chain: bad input is refused, graphs that are not block chains a
     {"name": "loss", "op": "loss", "outputs": [4], "inputs": ["c:0"]},
     {"name": "gc", "op": "g", "outputs": [4], "inputs": ["loss:0", "c:0", "a:0"]},
     {"name": "gb", "op": "g", "outputs": [4], "inputs": ["gc:0", "a:0"]}], "outputs": ["loss:0", "gb:0"]})"));
-  CHECK_FALSE(rw::block_chain_of(skip, index_order(skip), {}).has_value());
+  CHECK_FALSE(remat::block_chain_of(skip, index_order(skip), {}).has_value());
 }

@@ -24,7 +24,7 @@
 
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/plan.hpp>
-#include <memopt/rewrite/remat_options.hpp>
+#include <memopt/remat/options.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -34,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-namespace memopt::rewrite {
+namespace memopt::remat {
 
 struct remat_floor {
   std::uint64_t bytes = 0;
@@ -107,10 +107,10 @@ class step_measure {
   /// Throws bad_plan_error for a cyclic graph or a fed vertex that does not exist.
   step_measure(const graph_facts& f, const remat_options& options)
       : f_(f),
-        root_(storage_roots(f)),
+        root_(rewrite::detail::storage_roots(f)),
         recomputable_(recomputable_vertices(f, options)),
         kept_(find_kept_storages(f, root_, recomputable_)),
-        position_(topological_positions(f)),
+        position_(rewrite::detail::topological_positions(f)),
         order_(f.size()),
         ancestor_(f.size()),
         descendant_(f.size()),
@@ -142,7 +142,7 @@ class step_measure {
     }
     for (std::size_t k = position_[v] + 1; k < n; ++k) {
       const std::size_t w = order_[k];
-      const auto in = inputs_of(f_, w);
+      const auto in = rewrite::detail::inputs_of(f_, w);
       descendant_[w] = std::ranges::any_of(in, [&](std::size_t u) { return u == v || descendant_[u]; });
     }
     std::vector<operand> live = step_storages(f_, root_, v);
@@ -224,4 +224,4 @@ class step_measure {
   return floor;
 }
 
-}  // namespace memopt::rewrite
+}  // namespace memopt::remat

@@ -1,9 +1,10 @@
 #pragma once
-// What the rematerialisation planners (rewrite/remat.hpp, rewrite/chain.hpp)
-// and the floor (rewrite/remat_floor.hpp) share: the options saying what may
+// What the rematerialisation planners (remat/rematerialize.hpp, remat/chain.hpp)
+// and the floor (remat/floor.hpp) share: the options saying what may
 // be recomputed, and the result, a plan with the order to run it in.
 
 #include <memopt/rewrite/graph.hpp>
+#include <memopt/rewrite/naming.hpp>
 #include <memopt/rewrite/plan.hpp>
 
 #include <algorithm>
@@ -14,7 +15,22 @@
 #include <string>
 #include <vector>
 
-namespace memopt::rewrite {
+namespace memopt::remat {
+
+// The rewrite family's vocabulary, which the planners read and write: a
+// graph's facts, its tensors, the plans they emit and the error they throw.
+using rewrite::added_node;
+using rewrite::bad_plan_error;
+using rewrite::control_change;
+using rewrite::graph_facts;
+using rewrite::no_vertex;
+using rewrite::node_ref;
+using rewrite::operand;
+using rewrite::rewrite_naming;
+using rewrite::rewrite_plan;
+using rewrite::rewritten_graph;
+using rewrite::seed_naming;
+using rewrite::tensor_ref;
 
 /// Op types whose outputs differ from run to run (random draws), TF and ATen
 /// names: never recomputed, unless the runtime replays the generator's state
@@ -103,4 +119,4 @@ inline void check_order(const graph_facts& f, const std::vector<std::size_t>& or
 
 }  // namespace detail
 
-}  // namespace memopt::rewrite
+}  // namespace memopt::remat
