@@ -6,6 +6,7 @@
 // the peak and the extra flops any plan can reach. Namespace memopt::remat.
 
 #include <memopt/remat/block_chain.hpp>
+#include <memopt/remat/block_programme.hpp>
 #include <memopt/remat/chain.hpp>
 #include <memopt/remat/cost_floor.hpp>
 #include <memopt/remat/floor.hpp>
