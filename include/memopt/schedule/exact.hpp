@@ -1,16 +1,20 @@
 #pragma once
 // exact_schedule: the minimum peak over all topological orders, anytime.
 //
-// Inert vertices run first, floating ones right before their first successor,
-// and the rest splits at cut vertices into segments ordered independently
-// (segments.hpp). Segments are solved highest peak first by A* over
-// downward-closed vertex sets and depth-first probes at limits between bound
-// and peak (segment_search.hpp, with the bound of exact_bounds.hpp); a
-// segment whose peak cannot raise the graph's bound is not searched. When the
-// peak stays above the bound, windows of consecutive ops around it are
-// reordered exactly with everything else fixed (windows.hpp). With a time or state limit it returns its best order and a
-// certified lower bound (the least bound left open). docs/design.md has the
-// arguments.
+// exact_order is one pipeline, a header per stage:
+// 1. split (segments.hpp): inert vertices run first, floating ones right
+//    before their first successor, and the rest splits at cut vertices into
+//    segments ordered independently;
+// 2. search (segment_search.hpp, with the bound of exact_bounds.hpp):
+//    segments are solved highest peak first by A* over downward-closed vertex
+//    sets and depth-first probes at limits between bound and peak; a segment
+//    whose peak cannot raise the graph's bound is not searched;
+// 3. assemble (assemble.hpp): the segments' orders back into one order;
+// 4. improve (windows.hpp): when the peak stays above the bound, windows of
+//    consecutive ops around it are reordered exactly with everything else
+//    fixed.
+// With a time or state limit it returns its best order and a certified lower
+// bound (the least bound left open). docs/design.md has the arguments.
 //
 // Exponential in the worst case (it solves an NP-hard problem); limits keep
 // it bounded. Throws cycle_error on a cyclic graph.
@@ -18,6 +22,7 @@
 #include <memopt/detail/budget.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/progress.hpp>
+#include <memopt/schedule/assemble.hpp>
 #include <memopt/schedule/best_of.hpp>
 #include <memopt/schedule/result.hpp>
 #include <memopt/schedule/segment_search.hpp>
@@ -62,9 +67,11 @@ struct order_bounds {
 [[nodiscard]] inline order_bounds exact_order(const compact_graph& g, const std::vector<std::size_t>& start,
                                               const exact_options& options = {}) {
   detail::search_budget budget(options.time_limit_seconds, options.work_limit, options.stop);
+  // 1. Split.
   const auto role = detail::vertex_roles(g, start);
   const auto segments = detail::split_into_segments(g, start, role);
   auto local_orders = detail::identity_orders(segments);
+  // 2. Search.
   std::vector<std::uint64_t> peaks(segments.size());
   std::uint64_t lower_bound = 0;
   for (std::size_t s = 0; s < segments.size(); ++s) {
@@ -91,9 +98,11 @@ struct order_bounds {
     lower_bound = std::max(lower_bound, found.lower_bound);
     report(highest());
   }
+  // 3. Assemble.
   order_bounds r;
   r.order = detail::assemble(g, start, role, segments, local_orders);
   r.peak_bytes = highest();
+  // 4. Improve.
   if (r.peak_bytes > lower_bound) {
     r.order = detail::improve_by_windows(g, std::move(r.order), role, lower_bound, budget, options.state_limit,
                                          options.progress);

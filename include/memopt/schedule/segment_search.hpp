@@ -1,12 +1,13 @@
 #pragma once
-// segment_search: A* over the downward-closed vertex sets of one segment
-// (segments.hpp). A state is the set of vertices run, whose live bytes it
-// determines; a path's cost is its largest step memory; the bound is the most
-// memory a remaining vertex sees in every order (exact_bounds.hpp) and the
-// next step's. Paths reaching the same set keep the lower cost; a move that
-// costs no more than the path and leaves no more live is taken alone (it can
-// go first in some best completion). Stopped by its budget or state limit, it
-// returns its best order and the least bound left open.
+// segment_search: the exact scheduler's second stage (exact.hpp), A* over the
+// downward-closed vertex sets of one segment (segments.hpp). A state is the
+// set of vertices run, whose live bytes it determines; a path's cost is its
+// largest step memory; the bound is the most memory a remaining vertex sees
+// in every order (exact_bounds.hpp) and the next step's. Paths reaching the
+// same set keep the lower cost; a move that costs no more than the path and
+// leaves no more live is taken alone (it can go first in some best
+// completion). Stopped by its budget or state limit, it returns its best
+// order and the least bound left open.
 //
 // When other segments already force a peak (good_enough) above this one's
 // bound, the question is only whether some order stays within it, and a set

@@ -1,6 +1,6 @@
 #pragma once
-// Splitting a scheduling problem where every order agrees (internal to the
-// exact scheduler and the lower bound).
+// Splitting a scheduling problem where every order agrees: the exact
+// scheduler's first stage (exact.hpp), and the lower bound's.
 //
 // Inert vertices (no transient outputs, no transient reads, only inert
 // predecessors: weights, constants, views of them) change no step's memory
