@@ -36,7 +36,7 @@ printf '| %-52s | %8s | %12s |\n' "included alone ($cxx -fsyntax-only)" "CPU s" 
 printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..54})" "----------" "--------------"
 row() { printf '| %-52s | %8.2f | %12.2f |\n' "$1" "$2" "$(awk -v a="$2" -v b="$baseline" 'BEGIN { print a / b }')"; }
 row "baseline: boost adjacency_list + topological_sort" "$baseline"
-for h in graph liveness schedule heap share colocate memopt io; do
+for h in graph liveness schedule heap share colocate simulate rewrite remat compare memopt io; do
   row "<memopt/$h.hpp>" "$(header_cost "<memopt/$h.hpp>")"
 done
 
