@@ -108,4 +108,10 @@ TEST_CASE("plan_arena: a graph and an order to offsets, aliases at their storage
   CHECK(aligned.plan.offsets == std::vector<std::uint64_t>{0, 0, 128, 0, 64});
   CHECK(aligned.plan.arena_bytes == 188);
   CHECK(memopt::check_heap_plan(aligned.buffers, aligned.plan, std::nullopt, aligned.storage).empty());
+
+  // The recommended arena (best_arena) through plan_arena: max-live, as best_arena places it.
+  const auto best = memopt::plan_arena(g, order, memopt::best_arena_fit{});
+  CHECK(best.plan.arena_bytes == 160);
+  CHECK(best.plan.offsets == memopt::best_arena(best.buffers).plan.offsets);
+  CHECK(memopt::check_heap_plan(best.buffers, best.plan, std::nullopt, best.storage).empty());
 }

@@ -243,4 +243,15 @@ inline constexpr double best_arena_seconds = 0.5;
   return r;
 }
 
+/// best_arena as an offline heap algorithm, for plan_heap and plan_arena:
+/// plan_arena(g, order, best_arena_fit{}) is the recommended arena of a
+/// schedule. best_arena itself also says which method won and what it proved.
+struct best_arena_fit {
+  search_limits limits{};
+
+  [[nodiscard]] std::vector<std::uint64_t> pack(std::span<const heap_buffer> buffers) const {
+    return best_arena(buffers, limits).plan.offsets;
+  }
+};
+
 }  // namespace memopt
