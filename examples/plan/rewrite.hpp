@@ -6,7 +6,7 @@
 //     budgets from the best peak down to the floor; --svg draws it, svg.hpp)
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]... [--replay-random]
 //     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
-//     [--tf-cost-model]
+//     [--tf-cost-model] [--seed-plan]
 // remat (the default): the budget-driven planner (remat/rematerialize.hpp) over the
 // original's best schedule and its program order; random draws are kept
 // unless --replay-random says the runtime replays them. The other modes are the
@@ -20,8 +20,13 @@
 // and ref_outputs are never swapped.
 // Accumulate: sums (AddN, AccumulateNV2) on a device whose peak passes 80 %
 // of its capacity. all: recompute, then rounds of accumulation and swapping
-// until one changes nothing (at most --rounds, the seed's 25); every mode
-// ends with the relaxed allocator marks on assignments. Prints one JSON
+// until one changes nothing (at most --rounds, the seed's 25). The guard
+// (unless --seed-plan): of the plan these modes make, only the groups that
+// lower the best schedule's peak are kept (rewrite::prune_plan), so the
+// result never peaks above the graph given; the JSON's "dropped" lists the
+// others (targets, nodes) and "guard" says what it did (applied, peak_seed:
+// the whole plan's peak, groups, kept, evaluations, complete, note). Every
+// mode ends with the relaxed allocator marks on assignments. Prints one JSON
 // object: graph, mode, in remat mode method (who made the plan: eviction,
 // chain or blocks, then ", pruned" when needless copies were dropped;
 // remat_result::method), budget, peak_before and peak_after (each the best
@@ -322,15 +327,74 @@ inline rewrite::rewrite_plan swap_plan(const io::file_graph& g, const rewrite::g
   return rewrite::then(before, swaps, n);
 }
 
+/// The seed's passes' plan and what the guard kept of it.
+struct seed_guard {
+  rewrite::rewrite_plan seed;
+  rewrite::pruned_plan pruned;
+};
+
+/// The parts the guard dropped: the original vertices each redirected or
+/// changed (targets) and the nodes it added (nodes), by name.
+inline nlohmann::ordered_json dropped_json(const rewrite::graph_facts& facts, const seed_guard& guard) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& part : guard.pruned.dropped) {
+    nlohmann::ordered_json targets = nlohmann::ordered_json::array();
+    for (const std::size_t v : part.targets) targets.push_back(facts.name[v]);
+    nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+    for (const std::size_t i : part.nodes) nodes.push_back(guard.seed.nodes[i].name);
+    out.push_back({{"targets", std::move(targets)}, {"nodes", std::move(nodes)}});
+  }
+  return out;
+}
+
+/// What the guard did, in figures and in a sentence (null fields: no guard, --seed-plan).
+inline nlohmann::ordered_json guard_json(const std::optional<seed_guard>& guard) {
+  if (!guard) {
+    return {{"applied", false}, {"note", "--seed-plan: the seed's plan whole, whatever it does to the peak"}};
+  }
+  const auto& r = guard->pruned;
+  const std::size_t groups = r.kept.size() + r.dropped.size();
+  std::string note;
+  if (groups == 0) {
+    note = "the seed's passes added nothing";
+  } else if (r.kept.empty()) {
+    note = "nothing helped: the seed's plan " +
+           (r.peak_given > r.peak_before ? "raised the peak from " + std::to_string(r.peak_before) + " to " + std::to_string(r.peak_given)
+                                         : "left the peak at " + std::to_string(r.peak_before)) +
+           ", so none of its " + std::to_string(groups) + " groups is kept and the plan is empty";
+  } else if (r.dropped.empty()) {
+    note = "every group helps: the seed's plan is kept whole";
+  } else {
+    note = "kept " + std::to_string(r.kept.size()) + " of " + std::to_string(groups) + " groups, the peak " +
+           std::to_string(r.peak_after) + " (the seed's whole plan: " + std::to_string(r.peak_given) +
+           "); dropped " + std::to_string(r.dropped.size()) + " that did not lower it";
+  }
+  if (!r.complete) {
+    note += "; the work limit ended the pruning after " + std::to_string(r.evaluations) +
+            " evaluations, and the groups not decided by then are kept";
+  }
+  return {{"applied", true},
+          {"peak_seed", r.peak_given},
+          {"groups", groups},
+          {"kept", r.kept.size()},
+          {"evaluations", r.evaluations},
+          {"complete", r.complete},
+          {"note", std::move(note)}};
+}
+
 /// The passes of `mode` as the seed runs them: recomputation once; then
 /// rounds of accumulation and swapping until a round changes nothing (at most
-/// `rounds`); then the relaxed allocator marks on the result. `tf_cost_model`:
-/// accumulation and swapping simulate as the seed does (swap_plan).
+/// `rounds`); then, when `guard` is given, only the groups of that plan that
+/// lower the best schedule's peak (rewrite::prune_plan, under `search`; what
+/// it kept and dropped in *guard); then the relaxed allocator marks on the
+/// result. `tf_cost_model`: accumulation and swapping simulate as the seed
+/// does (swap_plan).
 inline rewrite::rewrite_plan rewrite_passes(const io::file_graph& g, const rewrite::graph_facts& facts,
                                             const std::string& mode, const std::string& recompute_mode,
                                             const std::string& scope, const std::vector<std::size_t>& feed,
                                             const simulation_config& config, const exact_options& search,
-                                            std::size_t rounds, bool tf_cost_model = false) {
+                                            std::size_t rounds, bool tf_cost_model = false,
+                                            std::optional<seed_guard>* guard = nullptr) {
   const bool all = mode == "all";
   rewrite::rewrite_plan p;
   if (all || mode == "recompute") p = recompute_plan(g, facts, recompute_mode, scope, feed);
@@ -339,6 +403,11 @@ inline rewrite::rewrite_plan rewrite_passes(const io::file_graph& g, const rewri
     if (all || mode == "accumulate") p = accumulate_plan(g, facts, p, config, search, tf_cost_model);
     if (all || mode == "swap") p = swap_plan(g, facts, p, config, search, tf_cost_model);
     if (p.nodes.size() == size_before) break;
+  }
+  if (guard != nullptr) {
+    auto pruned = rewrite::prune_plan(facts, p, {.search = search});
+    *guard = seed_guard{.seed = std::move(p), .pruned = std::move(pruned)};
+    p = (*guard)->pruned.plan;
   }
   const auto result = rewrite::read_facts(rewrite::apply(facts, p));
   return rewrite::then(p, rewrite::relax_allocator_constraints(result), facts.size());
@@ -558,6 +627,7 @@ struct rewrite_request {
   std::size_t rounds = 25;
   bool replay_random = false;
   bool tf_cost_model = false;  ///< a GraphDef's memory as TF's cost model counts it
+  bool seed_plan = false;      ///< the seed's passes' plan whole, unguarded (rewrite::prune_plan not run)
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -593,6 +663,7 @@ inline rewrite_answer rewrite_json(const io::file_graph& g, const rewrite_reques
   auto config = request.config.value_or(simulation_config{});
   if (!request.config) config.machine.devices[0].memory_bytes = budget;
   std::string method;  // remat: who made the plan
+  std::optional<seed_guard> guard;  // the seed's passes, unless request.seed_plan
   if (request.mode == "remat") {
     auto planned = remat_plan(g, facts, remat, search);
     method = planned.method;
@@ -600,7 +671,7 @@ inline rewrite_answer rewrite_json(const io::file_graph& g, const rewrite_reques
     a.plan = std::move(planned.plan);
   } else {
     a.plan = rewrite_passes(g, facts, request.mode, request.recompute, request.scope, remat.feed, config, search,
-                            request.rounds, request.tf_cost_model);
+                            request.rounds, request.tf_cost_model, request.seed_plan ? nullptr : &guard);
     a.report = rewrite::evaluate(facts, a.plan, search);
   }
   const auto& report = a.report;
@@ -632,6 +703,10 @@ inline rewrite_answer rewrite_json(const io::file_graph& g, const rewrite_reques
     out["out_of_reach"] = out_of_reach(facts, floor, cost_floor ? &*cost_floor : nullptr, report.peak_after, budget);
   }
   out["plan"] = plan_json(facts, a.plan);
+  if (request.mode != "remat") {
+    out["dropped"] = guard ? dropped_json(facts, *guard) : nlohmann::ordered_json::array();
+    out["guard"] = guard_json(guard);
+  }
   if (request.stop != nullptr && *request.stop) out["interrupted"] = true;
   return a;
 }
@@ -668,6 +743,9 @@ inline command add_rewrite_command(CLI::App& app) {
                 "a GraphDef's memory as TF's cost model counts it, as the memory optimizer sees it: every output its "
                 "own buffer (no views), constants and variables persistent, references from TF's op signatures "
                 "(never swapped)");
+  cmd->add_flag("--seed-plan", opts->request.seed_plan,
+                "recompute, swap, accumulate, all: the seed's plan whole, even where parts of it raise the peak "
+                "(by default only the groups that lower the best schedule's peak are kept: the guard)");
   cmd->add_option("--config", opts->config,
                   "memopt-plan simulate's config: the swap and accumulate passes simulate on its devices, with its "
                   "links, costs, placement, fetch, feed and accounting");
