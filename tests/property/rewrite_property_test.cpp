@@ -2,7 +2,8 @@
 // (views and in-place ops included) with random targets and hints: every
 // recompute plan passes the validator, applies to an acyclic graph with the
 // same graph outputs, and its claimed peak is the liveness module's peak of
-// the rewritten graph's schedule; the validator refuses broken plans.
+// the rewritten graph's schedule; the validator refuses broken plans; the
+// guard's plan never peaks above the graph given and passes the validator.
 #include "../support/random_dag.hpp"
 
 #include <memopt/io/graph_file.hpp>
@@ -181,6 +182,76 @@ TEST_CASE("property: accumulation plans, after recompute and before swapping, ar
   const auto copy = static_cast<std::size_t>(std::ranges::find(now.name, "Recomputed/s") - now.name.begin());
   REQUIRE(rw::accumulate(now, {copy}).changes.size() == 1);
   CHECK_THROWS_AS((void)rw::then(copies, rw::accumulate(now, {copy}), 3), rw::bad_plan_error);
+}
+
+TEST_CASE("property: the guard (prune_plan) never hands back a graph worse than it was given, and its plan is valid") {
+  std::mt19937_64 rng(20261135);
+  const memopt::exact_options search{.time_limit_seconds = std::nullopt, .work_limit = 2000};
+  std::size_t pruned = 0, kept = 0, raised = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    INFO("trial " << trial);
+    const auto spec = mt::random_dag(rng, {.min_nodes = 2, .max_nodes = 28, .alias_probability = trial % 2 ? 0.3 : 0.0});
+    const mt::built<mt::vec_graph> b(spec);
+    const std::size_t n = spec.nodes.size();
+    std::vector<bool> target(n), hint(n);
+    for (std::size_t v = 0; v < n; ++v) {
+      target[v] = v >= n / 2 && std::bernoulli_distribution(0.5)(rng);
+      hint[v] = std::bernoulli_distribution(0.4)(rng);
+    }
+    rw::recompute_options options;
+    options.mode = trial % 3 == 0 ? rw::recompute_mode::manual : rw::recompute_mode::heuristic;
+    options.target_scope.clear();
+    options.is_target = [&](std::size_t v) { return target[v]; };
+    options.has_hint = [&](std::size_t v) { return hint[v]; };
+    options.cheap_ops = {""};
+    const auto facts = rw::read_facts(b.g);
+    auto plan = rw::recompute(facts, options);
+    if (trial % 4 == 3) {  // and swaps on top, as --mode all makes them: parts across passes
+      const auto h = rw::apply(facts, plan);
+      const auto now = rw::read_facts(h);
+      const auto run = memopt::sim::simulate(h, memopt::sim::machine{}, memopt::sim::one_device(h),
+                                             memopt::sim::fixed_cost{2000}, memopt::sim::program{});
+      const auto requests = rw::choose_swaps(now, run, 0, run.devices[0].peak_bytes() / 2);
+      plan = rw::then(plan, rw::swap(now, requests, rw::completion_times(run, now.size())), n);
+    }
+    REQUIRE(rw::check_plan(facts, plan).empty());
+    const auto parts = rw::plan_parts(plan);
+    const auto r = rw::prune_plan(facts, plan, {.search = search});
+    const auto faults = rw::check_plan(facts, r.plan);
+    INFO((faults.empty() ? std::string() : faults.front()));
+    REQUIRE(faults.empty());
+    CHECK(r.complete);
+    CHECK(r.peak_before == memopt::exact_schedule(b.g, search).peak_bytes);
+    CHECK(r.peak_given == rw::evaluate(facts, plan, search).peak_after);
+    CHECK(r.peak_after <= r.peak_before);
+    CHECK(r.peak_after <= r.peak_given);
+    CHECK(rw::evaluate(facts, r.plan, search).peak_after == r.peak_after);
+    CHECK(r.kept.size() + r.dropped.size() == parts.size());
+    CHECK((r.kept.empty() ? r.peak_after == r.peak_before : r.peak_after < r.peak_before));
+    // Kept parts are the plan's own nodes, in its order.
+    std::vector<std::size_t> kept_nodes;
+    for (const auto& part : r.kept) kept_nodes.insert(kept_nodes.end(), part.nodes.begin(), part.nodes.end());
+    std::ranges::sort(kept_nodes);
+    REQUIRE(kept_nodes.size() == r.plan.nodes.size());
+    for (std::size_t k = 0; k < kept_nodes.size(); ++k) {
+      const auto& was = plan.nodes[kept_nodes[k]];
+      const auto& now = r.plan.nodes[k];
+      CHECK(now.name == was.name);
+      CHECK(now.op == was.op);
+      CHECK(now.role == was.role);
+      CHECK(now.inputs.size() == was.inputs.size());
+      CHECK(now.control.size() == was.control.size());
+    }
+    std::size_t kept_redirects = 0;
+    for (const auto& part : r.kept) kept_redirects += part.redirects.size();
+    CHECK(r.plan.redirects.size() == kept_redirects);
+    pruned += !r.dropped.empty();
+    kept += !r.kept.empty();
+    raised += r.peak_given > r.peak_before;
+  }
+  CHECK(pruned > 600);  // the guard has work to do
+  CHECK(kept > 80);     // and keeps what helps
+  CHECK(raised > 300);  // the seed's plans raise the peak on many graphs
 }
 
 TEST_CASE("property: relaxed allocator marks are the seed's fan-out walk") {

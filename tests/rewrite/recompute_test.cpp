@@ -155,3 +155,120 @@ TEST_CASE("check_plan refuses what would change the program, and apply refuses s
   CHECK(faults_of(missing) == "a redirect names data input 0 of vertex 9, which it lacks");
   CHECK_THROWS_AS((void)rw::apply(facts, cycle), rw::bad_plan_error);
 }
+
+namespace {
+
+/// Two recompute groups, one that helps and one that hurts (peaks worked out
+/// by hand; every order below is the best, sizes in bytes):
+/// x(10) -> p = MatMul(x)(60) -> q = Cast(p)(5); a = Relu(x)(100);
+/// m = MatMul(a, p)(10) -> big(200) -> y(10); gradients/g1 reads y and a,
+/// gradients/g2 reads g1 and q. The backward keeps a (100) and q (5) through
+/// big's step: 100 + 5 + m 10 + big 200 = 315.
+/// - a's group (Recomputed/a reads x): x (10) stays instead of a:
+///   10 + 5 + 10 + 200 = 225. It helps.
+/// - q's group (Recomputed/q reads p): p (60) stays instead of q (5):
+///   100 + 60 + 10 + 200 = 370. It hurts.
+/// - both: 10 + 60 + 10 + 200 = 280, the seed's plan.
+const std::string one_helps_one_hurts = R"([
+  {"name": "x", "op": "Placeholder", "outputs": [10]},
+  {"name": "p", "op": "MatMul", "outputs": [60], "inputs": ["x:0"]},
+  {"name": "q", "op": "Cast", "outputs": [5], "inputs": ["p:0"]},
+  {"name": "a", "op": "Relu", "outputs": [100], "inputs": ["x:0"]},
+  {"name": "m", "op": "MatMul", "outputs": [10], "inputs": ["a:0", "p:0"]},
+  {"name": "big", "op": "MatMul", "outputs": [200], "inputs": ["m:0"]},
+  {"name": "y", "op": "MatMul", "outputs": [10], "inputs": ["big:0"]},
+  {"name": "gradients/g1", "op": "MatMulGrad", "outputs": [10], "inputs": ["y:0", "a:0"]},
+  {"name": "gradients/g2", "op": "MatMulGrad", "outputs": [10], "inputs": ["gradients/g1:0", "q:0"]}])";
+
+}  // namespace
+
+TEST_CASE("prune_plan: of two recompute groups the one that hurts is dropped, the one that helps kept as the seed made it") {
+  const auto g = graph_of(one_helps_one_hurts, R"(["gradients/g2:0"])");
+  const auto facts = rw::read_facts(g);
+  const auto seed = rw::recompute(facts);
+  REQUIRE(rw::check_plan(facts, seed).empty());
+  const auto parts = rw::plan_parts(seed);
+  REQUIRE(parts.size() == 2);
+  const auto names_of = [&](const rw::plan_part& part) {
+    std::vector<std::string> names;
+    for (const std::size_t i : part.nodes) names.push_back(seed.nodes[i].name);
+    return names;
+  };
+  const auto part_a = std::ranges::find_if(parts, [&](const auto& part) { return names_of(part).back() == "Recomputed/a"; });
+  const auto part_q = std::ranges::find_if(parts, [&](const auto& part) { return names_of(part).back() == "Recomputed/q"; });
+  REQUIRE(part_a != parts.end());
+  REQUIRE(part_q != parts.end());
+  CHECK(names_of(*part_a) == std::vector<std::string>{"RecomputeTrigger/a", "Recomputed/a"});
+  CHECK(part_a->targets == std::vector<std::size_t>{7});  // gradients/g1
+  CHECK(part_q->targets == std::vector<std::size_t>{8});  // gradients/g2
+  CHECK(part_a->redirects.size() == 1);
+  CHECK(part_q->redirects.size() == 1);
+
+  const auto r = rw::prune_plan(facts, seed);
+  CHECK(r.peak_before == 315);
+  CHECK(r.peak_given == 280);
+  CHECK(r.peak_after == 225);
+  CHECK(r.evaluations == 4);  // the graph, the whole plan, then each group in turn
+  CHECK(r.complete);
+  REQUIRE(r.kept.size() == 1);
+  REQUIRE(r.dropped.size() == 1);
+  CHECK(names_of(r.kept[0]) == std::vector<std::string>{"RecomputeTrigger/a", "Recomputed/a"});
+  CHECK(names_of(r.dropped[0]) == std::vector<std::string>{"RecomputeTrigger/q", "Recomputed/q"});
+  CHECK(rw::check_plan(facts, r.plan).empty());
+  CHECK(rw::evaluate(facts, r.plan).peak_after == 225);
+  // The kept group is the seed's, node for node: names, ops, inputs, controls.
+  REQUIRE(r.plan.nodes.size() == 2);
+  const auto h = rw::apply(facts, r.plan);
+  CHECK(inputs_of(h, vertex_named(h, "RecomputeTrigger/a")) == std::vector<std::string>{"^y"});
+  CHECK(inputs_of(h, vertex_named(h, "Recomputed/a")) == std::vector<std::string>{"x:0", "^RecomputeTrigger/a"});
+  CHECK(inputs_of(h, vertex_named(h, "gradients/g1")) == std::vector<std::string>{"y:0", "Recomputed/a:0"});
+  CHECK(inputs_of(h, vertex_named(h, "gradients/g2")) == std::vector<std::string>{"gradients/g1:0", "q:0"});
+  const auto whole = rw::apply(facts, seed);
+  for (const char* name : {"RecomputeTrigger/a", "Recomputed/a", "gradients/g1"}) {
+    CHECK(inputs_of(h, vertex_named(h, name)) == inputs_of(whole, vertex_named(whole, name)));
+  }
+
+  // Each group alone, as the comment above works them out.
+  CHECK(rw::evaluate(facts, rw::plan_with_parts(seed, parts, {part_a == parts.begin(), part_a != parts.begin()})).peak_after == 225);
+  CHECK(rw::evaluate(facts, rw::plan_with_parts(seed, parts, {part_q == parts.begin(), part_q != parts.begin()})).peak_after == 370);
+}
+
+TEST_CASE("prune_plan: a plan that helps nowhere comes back empty; one with nothing in it, as it was") {
+  // Only q's group: it raises the peak from 315 to 370.
+  const auto g = graph_of(one_helps_one_hurts, R"(["gradients/g2:0"])");
+  const auto facts = rw::read_facts(g);
+  rw::recompute_options only_q;
+  only_q.cheap_ops = {"Cast"};
+  const auto seed = rw::recompute(facts, only_q);
+  REQUIRE(seed.nodes.size() == 2);
+  const auto r = rw::prune_plan(facts, seed);
+  CHECK(r.peak_before == 315);
+  CHECK(r.peak_given == 370);
+  CHECK(r.peak_after == 315);
+  CHECK(r.evaluations == 2);
+  CHECK(r.plan.empty());
+  CHECK(r.kept.empty());
+  REQUIRE(r.dropped.size() == 1);
+  CHECK(r.dropped[0].targets == std::vector<std::size_t>{8});
+  // Marks belong to no part: kept, and nothing to drop.
+  rw::rewrite_plan marks;
+  marks.relaxed_allocation.push_back(rw::original(1));
+  const auto same = rw::prune_plan(facts, marks);
+  CHECK(same.evaluations == 1);
+  CHECK(same.peak_before == 315);
+  CHECK(same.peak_after == 315);
+  CHECK(same.plan.relaxed_allocation.size() == 1);
+  CHECK(same.kept.empty());
+  CHECK(same.dropped.empty());
+}
+
+TEST_CASE("prune_plan: a work limit spent keeps the parts not decided, and says so") {
+  const auto g = graph_of(one_helps_one_hurts, R"(["gradients/g2:0"])");
+  const auto facts = rw::read_facts(g);
+  const auto seed = rw::recompute(facts);
+  const auto r = rw::prune_plan(facts, seed, {.work_limit = 1});
+  CHECK_FALSE(r.complete);
+  CHECK(r.evaluations == 2);
+  CHECK(r.kept.size() == 2);
+  CHECK(r.peak_after == 280);  // the whole plan: below the graph's 315, so kept
+}
