@@ -167,7 +167,8 @@ TEST_CASE("report: a one-device simulation under each ready policy") {
 TEST_CASE("rewrite: the JSON contract, the rewritten graph written and read back at peak_after") {
   const std::string graph = data_dir + "/rewrite/bn_relu_train.json";
   const auto rewritten = temp_path("rewritten.json");
-  const auto r = plan("rewrite " + graph + " --budget 400 --mode recompute --output " + rewritten.string());
+  // The seed's plan whole (--seed-plan): here it leaves the peak where it was.
+  const auto r = plan("rewrite " + graph + " --budget 400 --mode recompute --seed-plan --output " + rewritten.string());
   REQUIRE(r.status == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["graph"] == "bn_relu_train");
@@ -184,6 +185,59 @@ TEST_CASE("rewrite: the JSON contract, the rewritten graph written and read back
   CHECK(peak["nodes"] == 15);
   const auto schedule = nlohmann::json::parse(plan("schedule " + graph + " --algo exact").out);
   CHECK(schedule["peak_bytes"] == j["peak_before"]);
+  CHECK(j["peak_after"] == j["peak_before"]);
+  CHECK(j["dropped"] == nlohmann::json::array());
+  CHECK(j["guard"]["applied"] == false);
+  // By default the guard keeps only what lowers the peak: nothing here.
+  const auto guarded = nlohmann::json::parse(plan("rewrite " + graph + " --budget 400 --mode recompute").out);
+  CHECK(guarded["peak_after"] == j["peak_before"]);
+  CHECK(guarded["nodes_added"] == 0);
+  CHECK(guarded["extra_flops"] == 0);
+  CHECK(guarded["dropped"] == nlohmann::json::parse(R"([{"targets": ["gradients/conv2", "gradients/relu", "gradients/bn"],
+      "nodes": ["RecomputeTrigger/relu", "RecomputeTrigger/bn", "Recomputed/bn", "Recomputed/relu"]}])"));
+  CHECK(guarded["guard"]["note"] == "nothing helped: the seed's plan left the peak at 508, so none of its 1 groups is kept "
+                                    "and the plan is empty");
+}
+
+TEST_CASE("rewrite --mode recompute: the guard keeps the group that helps, drops the one that hurts, and says so") {
+  // tests/rewrite/recompute_test.cpp works the peaks out: 315 as given, 280
+  // with both groups, 225 with a's alone (q's alone: 370).
+  const auto graph = write_temp("one_helps_one_hurts.json", R"({"format": "memopt-graph/1", "name": "two_groups", "nodes": [
+    {"name": "x", "op": "Placeholder", "outputs": [10]},
+    {"name": "p", "op": "MatMul", "outputs": [60], "inputs": ["x:0"]},
+    {"name": "q", "op": "Cast", "outputs": [5], "inputs": ["p:0"]},
+    {"name": "a", "op": "Relu", "outputs": [100], "inputs": ["x:0"]},
+    {"name": "m", "op": "MatMul", "outputs": [10], "inputs": ["a:0", "p:0"]},
+    {"name": "big", "op": "MatMul", "outputs": [200], "inputs": ["m:0"]},
+    {"name": "y", "op": "MatMul", "outputs": [10], "inputs": ["big:0"]},
+    {"name": "gradients/g1", "op": "MatMulGrad", "outputs": [10], "inputs": ["y:0", "a:0"]},
+    {"name": "gradients/g2", "op": "MatMulGrad", "outputs": [10], "inputs": ["gradients/g1:0", "q:0"]}],
+    "outputs": ["gradients/g2:0"]})");
+  const auto rewritten = temp_path("two_groups_rewritten.json");
+  const auto r = plan("rewrite " + graph.string() + " --budget 250 --mode recompute --output " + rewritten.string());
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["peak_before"] == 315);
+  CHECK(j["peak_after"] == 225);
+  CHECK(j["fits"] == true);
+  CHECK(j["nodes_added"] == 2);
+  CHECK(j["plan"]["nodes"][1] == nlohmann::json::parse(R"({"name": "Recomputed/a", "op": "Relu", "role": "recomputed",
+      "copy_of": "a", "inputs": ["x:0"], "control": ["RecomputeTrigger/a"]})"));
+  CHECK(j["plan"]["redirects"] == nlohmann::json::parse(R"([{"node": "gradients/g1", "input": 1, "from": "Recomputed/a:0"}])"));
+  CHECK(j["dropped"] == nlohmann::json::parse(R"([{"targets": ["gradients/g2"], "nodes": ["RecomputeTrigger/q", "Recomputed/q"]}])"));
+  CHECK(j["guard"] == nlohmann::json::parse(R"({"applied": true, "peak_seed": 280, "groups": 2, "kept": 1, "evaluations": 4,
+      "complete": true, "note": "kept 1 of 2 groups, the peak 225 (the seed's whole plan: 280); dropped 1 that did not lower it"})"));
+  CHECK(nlohmann::json::parse(plan("peak " + rewritten.string()).out)["peak_bytes"] == 225);
+  // The seed's plan whole: both groups, 280 bytes.
+  const auto seed = nlohmann::json::parse(plan("rewrite " + graph.string() + " --budget 250 --mode recompute --seed-plan").out);
+  CHECK(seed["peak_after"] == 280);
+  CHECK(seed["nodes_added"] == 4);
+  CHECK(seed["dropped"] == nlohmann::json::array());
+  // --mode all is guarded the same way (the swap heuristic finds nothing here).
+  const auto all = nlohmann::json::parse(plan("rewrite " + graph.string() + " --budget 250 --mode all").out);
+  CHECK(all["peak_after"] == 225);
+  CHECK(all["dropped"] == j["dropped"]);
+  CHECK(all["guard"] == j["guard"]);
 }
 
 TEST_CASE("rewrite --output: scratch bytes are written back, a recomputed copy's beside its original's") {
@@ -193,7 +247,7 @@ TEST_CASE("rewrite --output: scratch bytes are written back, a recomputed copy's
   }
   const auto graph = write_temp("bn_scratch.json", doc.dump());
   const auto rewritten = temp_path("bn_scratch_rewritten.json");
-  const auto r = plan("rewrite " + graph.string() + " --budget 400 --mode recompute --output " + rewritten.string());
+  const auto r = plan("rewrite " + graph.string() + " --budget 400 --mode recompute --seed-plan --output " + rewritten.string());
   REQUIRE(r.status == 0);
   const auto j = nlohmann::json::parse(r.out);
   const auto written = nlohmann::json::parse(std::ifstream(rewritten));
@@ -302,9 +356,13 @@ TEST_CASE("rewrite --mode accumulate: the seed's AddN rewrite written out, and i
 TEST_CASE("rewrite on a GraphDef: the seed's heuristic recomputation written back as a GraphDef") {
   const std::string graph = data_dir + "/rewrite/multinode.graphdef.json";
   const auto rewritten = temp_path("multinode_rewritten.json");
-  const auto r = plan("rewrite " + graph + " --budget 1000 --mode recompute --output " + rewritten.string());
+  const auto r = plan("rewrite " + graph + " --budget 1000 --mode recompute --seed-plan --output " + rewritten.string());
   REQUIRE(r.status == 0);
   CHECK(nlohmann::json::parse(r.out)["nodes_added"] == 4);
+  // Guarded (the default): the copies do not lower the peak, so none is kept.
+  const auto guarded = nlohmann::json::parse(plan("rewrite " + graph + " --budget 1000 --mode recompute").out);
+  CHECK(guarded["nodes_added"] == 0);
+  CHECK(guarded["dropped"].size() == 1);
   const auto out = nlohmann::json::parse(std::ifstream(rewritten));
   CHECK_FALSE(out.contains("format"));  // a GraphDef again
   REQUIRE(out["node"].size() == 13);
@@ -327,18 +385,25 @@ TEST_CASE("rewrite --tf-cost-model: grappler's swapping tests picked as the seed
     return (*e)["input"];
   };
   const std::string heuristics_config = data_dir + "/rewrite/swapping_heuristics.cluster.json";
-  // SwappingHeuristics: b, c, d swapped before the concatenation; a, the
-  // variable's buffer forwarded by an Identity, stays.
-  CHECK(inputs_of_e("swapping_heuristics.graphdef.json", heuristics_config, " --tf-cost-model") ==
+  // The seed's picks (--seed-plan: unguarded). SwappingHeuristics: b, c, d
+  // swapped before the concatenation; a, the variable's buffer forwarded by
+  // an Identity, stays.
+  CHECK(inputs_of_e("swapping_heuristics.graphdef.json", heuristics_config, " --tf-cost-model --seed-plan") ==
         nlohmann::json::array({"a", "swap_in_e_1", "swap_in_e_2", "swap_in_e_3", "axis"}));
   // Storage-aware: d = Identity(b) is b's storage, no candidate of its own.
-  CHECK(inputs_of_e("swapping_heuristics.graphdef.json", heuristics_config, "") ==
+  CHECK(inputs_of_e("swapping_heuristics.graphdef.json", heuristics_config, " --seed-plan") ==
         nlohmann::json::array({"a", "swap_in_e_1", "swap_in_e_2", "d", "axis"}));
+  // Guarded (the default): neither way lowers the peak (storage-aware the
+  // swaps raise it, 3,670,020 to 4,194,308 bytes), so e reads its inputs.
+  CHECK(inputs_of_e("swapping_heuristics.graphdef.json", heuristics_config, " --tf-cost-model") ==
+        nlohmann::json::array({"a", "b", "c", "d", "axis"}));
+  CHECK(inputs_of_e("swapping_heuristics.graphdef.json", heuristics_config, "") ==
+        nlohmann::json::array({"a", "b", "c", "d", "axis"}));
   // UnswappableInputs: d, the scatter's reference output, stays; c, its
   // update, is copied out after e's other inputs (e waits for the copy).
   const auto unswappable_config = write_temp("unswappable_cluster.json", R"({"devices": [{"name": "/gpu:0", "kind": "GPU",
       "flops_per_s": 24e9, "bytes_per_s": 128e3, "memory_bytes": 1048576}], "fetch": ["e"]})").string();
-  CHECK(inputs_of_e("unswappable_inputs.graphdef.json", unswappable_config, " --tf-cost-model") ==
+  CHECK(inputs_of_e("unswappable_inputs.graphdef.json", unswappable_config, " --tf-cost-model --seed-plan") ==
         nlohmann::json::array({"b", "swap_in_e_1", "d", "axis", "^swap_out_d_2"}));
   CHECK(inputs_of_e("unswappable_inputs.graphdef.json", unswappable_config, "") ==
         nlohmann::json::array({"b", "c", "d", "axis"}));
