@@ -8,11 +8,14 @@
 // redirects, controls, changes and marks touching them. prune_plan measures
 // the best schedule's peak of the graph with the whole plan, with none of it
 // (the graph as given) and with parts left out, and keeps only the parts
-// that help: each part in turn, in the plan's order, goes when the plan
-// without it peaks no higher (no lower: it does not help); then, if what is
-// left peaks no lower than the graph given, it goes too. The peak never
-// rises along the way, so the plan returned never peaks above the graph
-// given, nor above the whole plan, and is empty when nothing helped; kept parts
+// that help: a part goes when the plan without it peaks no higher (no
+// lower: it does not help). The parts are taken in the plan's order, a
+// window at a time: a window whose absence leaves the peak where it is goes
+// whole, and the next window is twice as wide; one whose absence moves the
+// peak is halved until single parts are tried. If what is left peaks no
+// lower than the graph given, it goes too. The peak never rises along the
+// way, so the plan returned never peaks above the graph given, nor above
+// the whole plan, and is empty when nothing helped; kept parts
 // keep the pass's own nodes, names and structure (added nodes renumbered).
 // What belongs to no part (a mark or a control between original vertices:
 // the passes make only marks of that kind) is kept as it is, and counts as
@@ -22,8 +25,9 @@
 // (a work limit, no clock, by default), and the pruning stops once the
 // evaluations have cost `work_limit` (the vertices and edges of each graph
 // measured and the states its search expanded); the parts not decided by
-// then are kept and the result says so (complete = false). P + 2
-// evaluations for P parts, each apply() and exact_schedule.
+// then are kept and the result says so (complete = false). Each evaluation
+// is apply() and exact_schedule: P + 2 of them for P parts that all move the
+// peak, O(log P) when none does, about k log(P / k) + 2 when k do.
 
 #include <memopt/rewrite/apply.hpp>
 #include <memopt/rewrite/check.hpp>
@@ -182,7 +186,7 @@ struct prune_options {
   /// All evaluations together: the vertices and edges of each graph measured
   /// and the states its search expanded. The first two (the graph as given,
   /// the whole plan) always run; then the pruning stops once this is spent.
-  std::uint64_t work_limit = 4'000'000;
+  std::uint64_t work_limit = 2'000'000;
 };
 
 struct pruned_plan {
@@ -231,18 +235,30 @@ struct pruned_plan {
     if (!given) throw bad_plan_error(check_plan(f, p));
     r.peak_given = *given;
     std::uint64_t current = r.peak_given;
-    // Each part in turn, in the plan's order: dropped when the plan without
-    // it peaks no higher than with it.
-    for (std::size_t k = 0; k < parts.size() && parts.size() > 1; ++k) {
+    // The parts in the plan's order, a window of them at a time: a window
+    // the plan peaks the same without goes whole, and the next is twice as
+    // wide; one whose absence moves the peak is halved and tried again, down
+    // to one part, which goes unless the plan peaks higher without it.
+    std::size_t width = 1;
+    for (std::size_t k = 0; k < parts.size() && parts.size() > 1;) {
       if (r.work >= options.work_limit || (options.search.stop != nullptr && *options.search.stop)) {
         r.complete = false;
         break;
       }
-      keep[k] = false;
-      if (const auto peak = peak_of(keep); peak && *peak <= current) {
+      const std::size_t end = std::min(parts.size(), k + width);
+      for (std::size_t i = k; i < end; ++i) keep[i] = false;
+      const auto peak = peak_of(keep);
+      if (peak && (*peak == current || (end - k == 1 && *peak < current))) {
         current = *peak;
+        k = end;
+        width *= 2;
+        continue;
+      }
+      for (std::size_t i = k; i < end; ++i) keep[i] = true;
+      if (end - k == 1) {
+        ++k;  // needed
       } else {
-        keep[k] = true;
+        width = (end - k) / 2;
       }
     }
     if (r.peak_before <= current) {
