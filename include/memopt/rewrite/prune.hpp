@@ -202,13 +202,14 @@ struct pruned_plan {
 };
 
 /// Keeps the parts of `p` that help (see the header comment). Throws
-/// bad_plan_error when `p` itself is refused by check_plan.
+/// bad_plan_error with check_plan's faults when `p` is no plan, and when what
+/// belongs to no part of it is no plan alone.
 [[nodiscard]] inline pruned_plan prune_plan(const graph_facts& f, const rewrite_plan& p,
                                             const prune_options& options = {}) {
   const std::vector<plan_part> parts = plan_parts(p);
   pruned_plan r;
   // The peak with the parts `keep` marks; nullopt when that plan is no plan
-  // (never for the passes' parts, which are independent; kept for safety).
+  // (never seen for the passes' parts, which are independent: a safeguard).
   exact_options search = options.search;
   std::uint64_t states = 0;  // the last search's work
   search.progress = [&](const search_progress& progress) {
@@ -216,24 +217,31 @@ struct pruned_plan {
     if (options.search.progress) options.search.progress(progress);
   };
   const auto peak_of = [&](const std::vector<bool>& keep) -> std::optional<std::uint64_t> {
-    const rewrite_plan candidate = plan_with_parts(p, parts, keep);
-    if (!check_plan(f, candidate).empty()) return std::nullopt;
-    const rewritten_graph g = apply(f, candidate);
+    rewritten_graph g;
+    try {
+      g = apply(f, plan_with_parts(p, parts, keep));
+    } catch (const bad_plan_error&) {
+      return std::nullopt;
+    }
     states = 0;
     const std::uint64_t peak = exact_schedule(g, search).peak_bytes;
     r.work += num_vertices(g) + num_edges(g) + states;
     ++r.evaluations;
     return peak;
   };
+  if (auto faults = check_plan(f, p); !faults.empty()) throw bad_plan_error(std::move(faults));
   std::vector<bool> keep(parts.size(), false);
-  r.peak_before = *peak_of(keep);
+  const auto before = peak_of(keep);
+  if (!before) {
+    throw bad_plan_error({"prune_plan: what belongs to no part of the plan (controls between original vertices) is "
+                          "no plan alone"});
+  }
+  r.peak_before = *before;
   keep.assign(parts.size(), true);
   if (parts.empty()) {
     r.peak_given = r.peak_after = r.peak_before;
   } else {
-    const auto given = peak_of(keep);
-    if (!given) throw bad_plan_error(check_plan(f, p));
-    r.peak_given = *given;
+    r.peak_given = *peak_of(keep);
     std::uint64_t current = r.peak_given;
     // The parts in the plan's order, a window of them at a time: a window
     // the plan peaks the same without goes whole, and the next is twice as
