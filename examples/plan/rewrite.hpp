@@ -355,13 +355,18 @@ inline nlohmann::ordered_json guard_json(const std::optional<seed_guard>& guard)
   const auto& r = guard->pruned;
   const std::size_t groups = r.kept.size() + r.dropped.size();
   std::string note;
+  const std::string seed_peak = r.peak_given > r.peak_before
+                                    ? "raised the peak from " + std::to_string(r.peak_before) + " to " + std::to_string(r.peak_given)
+                                    : "left the peak at " + std::to_string(r.peak_before);
   if (groups == 0) {
     note = "the seed's passes added nothing";
+  } else if (r.kept.empty() && !r.complete) {
+    note = "the seed's plan " + seed_peak + "; the work limit ended the pruning after " + std::to_string(r.evaluations) +
+           " evaluations with what was left of it no lower than the graph, so none of its " + std::to_string(groups) +
+           " groups is kept and the plan is empty";
   } else if (r.kept.empty()) {
-    note = "nothing helped: the seed's plan " +
-           (r.peak_given > r.peak_before ? "raised the peak from " + std::to_string(r.peak_before) + " to " + std::to_string(r.peak_given)
-                                         : "left the peak at " + std::to_string(r.peak_before)) +
-           ", so none of its " + std::to_string(groups) + " groups is kept and the plan is empty";
+    note = "nothing helped: the seed's plan " + seed_peak + ", so none of its " + std::to_string(groups) +
+           " groups is kept and the plan is empty";
   } else if (r.dropped.empty()) {
     note = "every group helps: the seed's plan is kept whole";
   } else {
@@ -369,7 +374,7 @@ inline nlohmann::ordered_json guard_json(const std::optional<seed_guard>& guard)
            std::to_string(r.peak_after) + " (the seed's whole plan: " + std::to_string(r.peak_given) +
            "); dropped " + std::to_string(r.dropped.size()) + " that did not lower it";
   }
-  if (!r.complete) {
+  if (!r.complete && !r.kept.empty()) {
     note += "; the work limit ended the pruning after " + std::to_string(r.evaluations) +
             " evaluations, and the groups not decided by then are kept";
   }
