@@ -151,7 +151,9 @@ def rewrite(graph, budget, mode="remat", *, recompute="heuristic", scope="gradie
     feed (node names never recomputed), config (memopt-plan simulate's, as a
     dict), replay_random (recomputed random draws are replayed, as
     torch.utils.checkpoint does), work_limit (states of each schedule search)
-    and rounds as memopt-plan rewrite's options. The result also has .graph,
+    and rounds as memopt-plan rewrite's options. The seed's passes are guarded:
+    only the groups of their plan that lower the best peak are kept (the fields
+    dropped and guard say what went). The result also has .graph,
     the rewritten memopt.Graph with its nodes in the order reaching peak_after
     (copies carry attrs.copy_of and attrs.rewrite), and .order, their names.
     """
