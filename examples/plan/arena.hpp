@@ -1,7 +1,7 @@
 #pragma once
 // memopt-plan arena INPUT --algo NAME [--capacity BYTES] [--time-limit SECONDS]
-//                   [--output FILE.csv] [--schedule NAME] [--alignment BYTES] [--alias]
-//                   [--no-alias]
+//                   [--output FILE.csv] [--schedule NAME] [--alignment BYTES]
+//                   [--no-alias] [--in-place | --no-in-place]
 // INPUT is a MiniMalloc CSV (*.csv) or a memopt-graph/1 file, whose lifetimes
 // come from a schedule (CSV id "node:port", lower the producer's step, upper
 // one past the last reader's; persistent buffers are left out of the arena).
@@ -21,9 +21,9 @@
 // shape arithmetic the importer folds).
 // A graph's views and in-place results live in their source's storage: one
 // block per storage; an alias's row has an empty lifetime and its storage's
-// offset (--no-alias: every output its own block). With --alias, an output
-// may also take over the storage of a may-alias input (attrs.alias) that dies
-// where it is born, as in XLA's and TFLite's in-place reuse.
+// offset (--no-alias: every output its own block). Under in-place reuse (on
+// for ONNX, --in-place for a file) an output that takes over a dying input's
+// storage in the order sits in that block too (graph/buffers.hpp's rule).
 
 #include "command.hpp"
 #include "format.hpp"
@@ -53,15 +53,15 @@ namespace memopt::plan {
 
 /// The arena problem of a graph under a schedule, one row per transient
 /// buffer, named "node:port"; storage[row] is the row whose storage it lives
-/// in (the row itself when none); may_alias adds alias_storage's reuse.
+/// in (the row itself when none), in-place reuse included.
 struct graph_arena {
   io::csv_problem problem;
   std::vector<buffer_id> storage;
 };
 
 inline graph_arena graph_arena_problem(const io::file_graph& g, const std::vector<std::size_t>& order,
-                                       std::uint64_t alignment, bool may_alias) {
-  const auto all = make_arena_problem(g, std::span(order), {.alignment = alignment, .may_alias = may_alias});
+                                       std::uint64_t alignment) {
+  const auto all = make_arena_problem(g, std::span(order), {.alignment = alignment});
   const auto& table = all.live.buffers;
   graph_arena arena;
   arena.problem.has_alignment = alignment > 1;
@@ -96,12 +96,6 @@ inline void report_arena(const io::file_graph& g, std::ostream& out) {
     row(std::string(algo.name), r.plan.arena_bytes, ms,
         !algo.default_seconds ? "" : r.proved_optimal ? "   proved optimal" : "   best found in 10 s");
   }
-  if (liveness(g, program_order(g)).buffers.aliased > 0) return;  // may-aliases are storages already
-  const auto shared = graph_arena_problem(g, program_order(g), 1, true).problem.buffers;
-  const auto [aliased, aliased_ms] = timed([&] { return exact_fit(shared, {.time_limit_seconds = 10.0}); });
-  out << "  with in-place/view outputs in their input's storage (--alias): max-live "
-      << aliased.plan.peak_bytes << " B, exact arena " << aliased.plan.arena_bytes << " B ("
-      << human_bytes(aliased.plan.arena_bytes) << ")" << (aliased.proved_optimal ? ", proved optimal" : "") << '\n';
 }
 
 /// What `memopt-plan arena` does with its input: the heap algorithm and its
@@ -114,7 +108,6 @@ struct arena_request {
   std::string schedule = "best";
   std::optional<std::vector<std::size_t>> order;  ///< instead of running `schedule`
   std::uint64_t alignment = 1;
-  bool alias = false;  ///< an output may also take over a may-alias input's storage where it dies
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -139,7 +132,7 @@ inline arena_input graph_arena_input(const io::file_graph& g, const arena_reques
     in.schedule_stopped_by_clock = scheduled.stopped_by_clock;
     in.order.emplace(scheduled.order.begin(), scheduled.order.end());
   }
-  auto arena = graph_arena_problem(g, *in.order, request.alignment, request.alias);
+  auto arena = graph_arena_problem(g, *in.order, request.alignment);
   in.problem = std::move(arena.problem);
   in.storage = std::move(arena.storage);
   return in;
@@ -264,8 +257,6 @@ inline command add_arena_command(CLI::App& app) {
       ->check(CLI::IsMember(schedule::names()));
   cmd->add_option("--alignment", request.alignment, "graph input: every offset a multiple of this")
       ->capture_default_str()->check(whole_number(1));
-  cmd->add_flag("--alias", request.alias,
-                "graph input: an output may also take over a may-alias input's storage where it dies");
   return {cmd, [opts] {
             opts->request.stop = &interrupted;
             const auto& path = opts->input.path;

@@ -99,6 +99,9 @@ struct graph_argument {
   std::string path;
   bool no_alias = false;  ///< every output apart: views and in-place results as copies
   std::vector<std::string> dims{};  ///< "name=value", from --dim
+  /// In-place reuse of may-alias inputs (io::read_options::in_place_reuse):
+  /// --in-place / --no-in-place; unset, on for ONNX models and off otherwise.
+  std::optional<bool> in_place{};
 };
 
 /// NAME=VALUE with a name and a whole number from 1.
@@ -117,7 +120,10 @@ inline CLI::Validator dimension_assignment() {
       "NAME=SIZE");
 }
 
-/// Adds GRAPH, --no-alias and --dim to `cmd`, as every subcommand that reads a graph takes them.
+/// Whether GRAPH is an ONNX model (by its extension) rather than memopt-graph/1.
+inline bool is_onnx(const graph_argument& arg) { return arg.path.ends_with(".onnx"); }
+
+/// Adds GRAPH, --no-alias, --dim and --in-place to `cmd`, as every subcommand that reads a graph takes them.
 inline void add_graph_argument(CLI::App* cmd, graph_argument& arg,
                                const std::string& help = "memopt-graph/1 file (.json or .json.gz) or ONNX model (.onnx)",
                                const std::string& name = "GRAPH") {
@@ -126,6 +132,14 @@ inline void add_graph_argument(CLI::App* cmd, graph_argument& arg,
                 "count every output apart: views and in-place results as copies, no in-place ordering");
   cmd->add_option("--dim", arg.dims, "size of a dynamic dimension of an ONNX model (repeatable)")
       ->check(dimension_assignment());
+  cmd->add_flag("--in-place,!--no-in-place", arg.in_place,
+                "in-place reuse: an output marked may_alias takes over its input's storage where its op reads "
+                "it last (default: on for ONNX models, off for memopt-graph/1 files)");
+}
+
+/// The reader's options for `arg`: its memory model.
+inline io::read_options read_options_of(const graph_argument& arg) {
+  return {.storage_aliases = !arg.no_alias, .in_place_reuse = arg.in_place.value_or(is_onnx(arg))};
 }
 
 /// Reading a graph file takes about this many bytes of memory per byte of
@@ -178,8 +192,6 @@ inline void check_memory_for(const std::string& path) {
   }
 }
 
-/// Whether GRAPH is an ONNX model (by its extension) rather than memopt-graph/1.
-inline bool is_onnx(const graph_argument& arg) { return arg.path.ends_with(".onnx"); }
 
 #ifdef MEMOPT_WITH_ONNX
 /// An ONNX model imported with the --dim sizes of `arg`; a bad model is a
@@ -214,7 +226,7 @@ inline io::file_graph load_graph(const graph_argument& arg) {
   if (is_onnx(arg)) {
     const auto doc = onnx_document(arg);
     try {
-      return io::graph_from_json(doc, {.storage_aliases = !arg.no_alias});
+      return io::graph_from_json(doc, read_options_of(arg));
     } catch (const error& e) {
       throw cli_error(arg.path + ": " + e.what());
     }
@@ -222,7 +234,7 @@ inline io::file_graph load_graph(const graph_argument& arg) {
   if (!arg.dims.empty()) throw cli_error("--dim applies to ONNX models only, and " + arg.path + " is not one");
   check_memory_for(arg.path);
   try {
-    return io::read_graph(arg.path, {.storage_aliases = !arg.no_alias});
+    return io::read_graph(arg.path, read_options_of(arg));
   } catch (const error& e) {
     throw cli_error(arg.path + ": " + e.what());
   }

@@ -562,7 +562,7 @@ TEST_CASE("report: arena section beside max-live") {
   CHECK(r.out.find("proved optimal") != std::string::npos);
 }
 
-TEST_CASE("arena: an in-place output lives in its input's storage, and with --no-alias only --alias puts it there") {
+TEST_CASE("arena: an in-place output lives in its input's storage, and with --no-alias only --in-place puts it there") {
   const auto file = write_temp("inplace.json", graph_with(
       R"({"name": "x", "outputs": [10]},
          {"name": "k", "outputs": [4]},
@@ -586,7 +586,7 @@ TEST_CASE("arena: an in-place output lives in its input's storage, and with --no
 
   const auto apart = file.string() + " --algo exact --schedule program --no-alias";
   CHECK(nlohmann::json::parse(plan("arena " + apart).out)["lower_bound_bytes"] == 24);
-  const auto reused = nlohmann::json::parse(plan("arena " + apart + " --alias --output " + out.string()).out);
+  const auto reused = nlohmann::json::parse(plan("arena " + apart + " --in-place --output " + out.string()).out);
   CHECK(reused["lower_bound_bytes"] == 16);
   CHECK(reused["arena_bytes"] == 16);
   csv = rows(out);

@@ -25,6 +25,14 @@ struct alias_spec {
   bool in_place = false;
 };
 
+/// Output `port` may take over the storage of input tensor (node, node_port)
+/// where it dies (the in-place reuse rule, buffer_table::takes_over).
+struct may_alias_spec {
+  std::size_t port = 0;
+  std::size_t node = 0;
+  std::size_t node_port = 0;
+};
+
 struct node_spec {
   std::vector<std::uint64_t> outputs;                       ///< bytes per port
   std::vector<std::pair<std::size_t, std::size_t>> inputs;  ///< (producer, port)
@@ -32,6 +40,7 @@ struct node_spec {
   bool persistent = false;
   std::vector<std::size_t> live_out;                        ///< ports that are graph outputs
   std::vector<alias_spec> aliases;                          ///< views and in-place results
+  std::vector<may_alias_spec> may_aliases;                  ///< in-place candidates
   std::uint64_t scratch = 0;                                ///< bytes the op uses during its step only
 };
 
@@ -68,6 +77,7 @@ inline tensor_node bundle_of(const node_spec& spec) {
   for (const auto& a : spec.aliases) {
     node.outputs.at(a.port).shares = shared_storage<std::size_t>{{a.node, a.node_port}, a.in_place};
   }
+  for (const auto& a : spec.may_aliases) node.outputs.at(a.port).alias = buffer_ref<std::size_t>{a.node, a.node_port};
   return node;
 }
 

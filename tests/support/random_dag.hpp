@@ -28,6 +28,9 @@ struct random_dag_options {
   /// them (half of those in place); an alias has its source's size, as
   /// in-place results and reshapes do.
   double alias_probability = 0;
+  /// Chance that an output of a node with data inputs, not a view, is an
+  /// in-place candidate (a may-alias) of one of them; most get its size.
+  double may_alias_probability = 0;
   /// Chance that a node has scratch bytes (1 to max_bytes) during its step.
   double scratch_probability = 0;
 };
@@ -63,6 +66,13 @@ inline graph_spec random_dag(std::mt19937_64& rng, const random_dag_options& o =
         if (node.persistent && !spec.nodes[source].persistent) continue;
         node.aliases.push_back({.port = p, .node = source, .node_port = port, .in_place = chance(0.5)});
         node.outputs[p] = spec.nodes[source].outputs[port];
+      }
+      for (std::size_t p = 0; p < node.outputs.size() && !node.inputs.empty(); ++p) {
+        const bool view = std::ranges::any_of(node.aliases, [&](const alias_spec& a) { return a.port == p; });
+        if (view || o.may_alias_probability == 0 || !chance(o.may_alias_probability)) continue;
+        const auto [source, port] = node.inputs[pick(0, node.inputs.size() - 1)];
+        node.may_aliases.push_back({.port = p, .node = source, .node_port = port});
+        if (chance(0.8)) node.outputs[p] = spec.nodes[source].outputs[port];
       }
     }
     spec.nodes.push_back(std::move(node));
@@ -209,6 +219,68 @@ inline std::uint64_t brute_force_peak(const graph_spec& spec, const std::vector<
                               return step[u] < t;
                             });
         if (needed) live += node.outputs[port];
+      }
+    }
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+/// The peak under in-place reuse, by simulating the rule step by step: each
+/// tensor gets a home storage when its op runs (a view its source's; an
+/// in-place candidate its source's home when that home is transient, holds
+/// exactly its bytes, no graph output, no tensor read after this step and no
+/// other output of this op; otherwise its own); then each step counts every
+/// transient home made so far with a tensor made at this step, read at or
+/// after it, or a graph output.
+inline std::uint64_t brute_force_reuse_peak(const graph_spec& spec, const std::vector<std::size_t>& order) {
+  const std::size_t n = spec.nodes.size();
+  std::vector<std::size_t> step(n);
+  for (std::size_t t = 0; t < n; ++t) step[order[t]] = t;
+  std::vector<std::vector<tensor>> home(n);
+  for (std::size_t v = 0; v < n; ++v) home[v].assign(spec.nodes[v].outputs.size(), {n, 0});  // not made yet
+  const auto bytes_of = [&](tensor h) { return spec.nodes[h.first].outputs[h.second]; };
+  const auto members_of = [&](tensor h, auto&& visit) {
+    for (std::size_t v = 0; v < n; ++v) {
+      for (std::size_t p = 0; p < home[v].size(); ++p) {
+        if (home[v][p] == h) visit(v, p);
+      }
+    }
+  };
+  const auto read_from = [&](std::size_t u, std::size_t port, std::size_t t) {
+    for (std::size_t w = 0; w < n; ++w) {
+      if (step[w] >= t && std::ranges::count(spec.nodes[w].inputs, tensor{u, port}) > 0) return true;
+    }
+    return false;
+  };
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t v = order[t];
+    const auto& node = spec.nodes[v];
+    for (std::size_t p = 0; p < node.outputs.size(); ++p) home[v][p] = {v, p};
+    for (const auto& a : node.aliases) home[v][a.port] = home[a.node][a.node_port];
+    for (const auto& a : node.may_aliases) {
+      if (node.persistent || home[v][a.port] != tensor{v, a.port}) continue;
+      const tensor h = home[a.node][a.node_port];
+      bool free = !spec.nodes[h.first].persistent && bytes_of(h) == node.outputs[a.port];
+      members_of(h, [&](std::size_t u, std::size_t port) {
+        free = free && u != v && std::ranges::count(spec.nodes[u].live_out, port) == 0 && !read_from(u, port, t + 1);
+      });
+      if (free) home[v][a.port] = h;
+    }
+  }
+  std::uint64_t peak = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    std::uint64_t live = spec.nodes[order[t]].scratch;
+    for (std::size_t v = 0; v < n; ++v) {
+      for (std::size_t p = 0; p < home[v].size(); ++p) {
+        const tensor h{v, p};
+        if (home[v][p] != h || spec.nodes[v].persistent || step[v] > t) continue;
+        bool needed = false;
+        members_of(h, [&](std::size_t u, std::size_t port) {
+          needed = needed || step[u] == t || std::ranges::count(spec.nodes[u].live_out, port) > 0 ||
+                   read_from(u, port, t);
+        });
+        if (needed) live += bytes_of(h);
       }
     }
     peak = std::max(peak, live);

@@ -16,6 +16,13 @@
 // buffer of a storage (an alias of a weight is free; an alias of a graph
 // output keeps the storage to the end). Throws bad_alias_error for an alias
 // naming a port that does not exist or a chain of aliases that loops.
+//
+// In-place reuse (tensor_traits::alias_of, a may-alias): takes_over[b] is the
+// storage output b takes over when its vertex turns out to be that storage's
+// last reader in an order (liveness applies it). The order-free half of the
+// rule is settled here: b owns its storage and is transient; the source's
+// storage is transient, holds no graph output, has exactly b's bytes, and no
+// other output of b's vertex lives in it or claims it at a lower port.
 
 #include <memopt/error.hpp>
 #include <memopt/graph/buffer_id.hpp>
@@ -23,9 +30,11 @@
 #include <memopt/graph/index_map.hpp>
 #include <memopt/graph/tensor_traits.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <ranges>
 #include <utility>
 #include <vector>
 
@@ -41,6 +50,7 @@ struct buffer_table {
   std::vector<buffer_id> shares;       ///< by buffer: the input tensor it aliases, or no_buffer
   std::vector<bool> in_place;          ///< by buffer: an in-place result (it overwrites shares)
   std::vector<bool> scratch;           ///< by buffer: its owner's scratch, not an output
+  std::vector<buffer_id> takes_over;   ///< by buffer: the storage it reuses where it dies, or no_buffer
   std::size_t aliased = 0;             ///< buffers living in another's storage
 
   [[nodiscard]] std::size_t size() const noexcept { return bytes.size(); }
@@ -105,6 +115,26 @@ inline void settle_storages(buffer_table& table) {
   for (buffer_id b = 0; b < table.size(); ++b) table.live_out[b] = table.live_out[table.storage[b]];
 }
 
+/// Keeps, of the may-aliases in table.takes_over (source tensors), the
+/// storages their outputs may take over in some order (see the preamble).
+inline void settle_reuse(buffer_table& table) {
+  for (std::size_t i = 0; i < table.num_vertices(); ++i) {
+    const buffer_id begin = table.first[i];
+    const buffer_id end = begin + table.num_outputs(i);
+    for (buffer_id b = begin; b < end; ++b) {
+      if (table.takes_over[b] == no_buffer) continue;
+      const buffer_id source = table.storage[table.takes_over[b]];
+      const auto in_source = [&](buffer_id o) {  // earlier ports are settled already
+        return table.storage[o] == source || (o < b && table.takes_over[o] == source);
+      };
+      const bool allowed = table.owns_storage(b) && !table.persistent[b] && !table.persistent[source] &&
+                           !table.live_out[source] && table.bytes[source] == table.bytes[b] &&
+                           std::ranges::none_of(std::views::iota(begin, end), in_source);
+      table.takes_over[b] = allowed ? source : no_buffer;
+    }
+  }
+}
+
 }  // namespace detail
 
 /// The buffers of g, with vertex `v` numbered index(v). Throws
@@ -131,7 +161,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   table.shares.assign(count, no_buffer);
   table.in_place.resize(count);
   table.scratch.resize(count);
-  std::vector<std::pair<buffer_id, buffer_ref<std::size_t>>> aliases;
+  table.takes_over.assign(count, no_buffer);
+  std::vector<std::pair<buffer_id, buffer_ref<std::size_t>>> aliases, may_aliases;
   for (const auto v : boost::make_iterator_range(vertices(g))) {
     const std::size_t i = index(v);
     const bool persistent = traits::is_persistent(g, v);
@@ -151,22 +182,27 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
         aliases.push_back({b, shared->source});
         table.in_place[b] = shared->in_place;
       }
+      if (const auto reusable = traits::alias_of(g, v, port)) {
+        may_aliases.push_back({b, *reusable});
+      }
     }
   }
   table.storage.resize(count);
   std::iota(table.storage.begin(), table.storage.end(), buffer_id{0});
-  if (aliases.empty()) return table;
 
   // Sources are read once every owner is numbered.
-  for (const auto& [b, source] : aliases) {
+  const auto source_id = [&](buffer_id b, buffer_ref<std::size_t> source) {
     const std::size_t s = source.vertex;
     if (s >= n || source.port >= table.num_outputs(s)) {
       throw bad_alias_error(s >= n ? alias_fault::unknown_source : alias_fault::no_such_port,
                             table.owner[b], table.port_of(b), s, source.port);
     }
-    table.shares[b] = table.id(s, source.port);
-  }
-  detail::settle_storages(table);
+    return table.id(s, source.port);
+  };
+  for (const auto& [b, source] : aliases) table.shares[b] = source_id(b, source);
+  if (!aliases.empty()) detail::settle_storages(table);
+  for (const auto& [b, source] : may_aliases) table.takes_over[b] = source_id(b, source);
+  if (!may_aliases.empty()) detail::settle_reuse(table);
   return table;
 }
 

@@ -15,9 +15,11 @@
 //   input tensor (by vertex index and port) of the same vertex: a view (reshape, transpose, split, ...)
 //   or an in-place result (relu_, add_, ...), which also overwrites it. The
 //   memory model counts a storage once (graph/storage.hpp).
-// - alias_of (a *may*-alias): an input buffer whose storage the output may
-//   reuse when the input dies there; an opportunity the heap family takes on
-//   request (heap/aliasing.hpp), not a fact of the program.
+// - alias_of (a *may*-alias, by vertex index and port): an input tensor whose
+//   storage the output takes over when this op is that storage's last reader
+//   in the order (an element-wise op run in place, as ONNX Runtime does). The
+//   memory model applies it (buffer_table::takes_over); a graph that declares
+//   none is unchanged, so declaring them is the switch.
 //
 // The default, bundled_tensor_traits<G>, reads bundled properties by member
 // name; memopt's own bundles (tensor_node, tensor_edge) have all of them.
@@ -130,12 +132,12 @@ struct bundled_tensor_traits {
     }
   }
 
-  static std::optional<buffer_ref<vertex>> alias_of(const G& g, vertex v, std::size_t port)
+  static std::optional<buffer_ref<std::size_t>> alias_of(const G& g, vertex v, std::size_t port)
     requires detail::has_bundled_outputs<G> {
     const auto& out = *std::next(std::begin(g[v].outputs), static_cast<std::ptrdiff_t>(port));
-    if constexpr (requires { { out.alias->vertex } -> std::convertible_to<vertex>; }) {
+    if constexpr (requires { out.alias; }) {
       if (!out.alias) return std::nullopt;
-      return buffer_ref<vertex>{static_cast<vertex>(out.alias->vertex), out.alias->port};
+      return buffer_ref<std::size_t>{static_cast<std::size_t>(out.alias->vertex), out.alias->port};
     } else {
       return std::nullopt;
     }
@@ -220,7 +222,7 @@ concept tensor_graph =
       { Traits::num_outputs(g, v) } -> std::convertible_to<std::size_t>;
       { Traits::output_bytes(g, v, port) } -> std::convertible_to<std::uint64_t>;
       { Traits::is_live_out(g, v, port) } -> std::convertible_to<bool>;
-      { Traits::alias_of(g, v, port) } -> std::convertible_to<std::optional<buffer_ref<vertex_t<G>>>>;
+      { Traits::alias_of(g, v, port) } -> std::convertible_to<std::optional<buffer_ref<std::size_t>>>;
       { Traits::shares_storage_of(g, v, port) }
           -> std::convertible_to<std::optional<shared_storage<std::size_t>>>;
       { Traits::is_persistent(g, v) } -> std::convertible_to<bool>;

@@ -3,9 +3,9 @@
 // user need not build lifetimes by hand. Liveness for the order gives the
 // lifetimes; each storage (a root and its views and in-place results) is one
 // block (heap_buffers_of); the algorithm places the blocks; every alias sits
-// at its storage's offset (share_offsets). With options.may_alias an output
-// may also take over the storage of a may-alias input dying where it is born
-// (alias_storage). Persistent buffers stay out of the arena, at offset 0.
+// at its storage's offset (share_offsets), an output that took over a dying
+// input's storage (in-place reuse, part of liveness) included. Persistent
+// buffers stay out of the arena, at offset 0.
 //
 // The result keeps what a caller checks or reports the plan with:
 // check_heap_plan(arena.buffers, arena.plan, capacity, arena.storage).
@@ -28,7 +28,6 @@ namespace memopt {
 
 struct arena_options {
   std::uint64_t alignment = 1;  ///< of every block
-  bool may_alias = false;       ///< add alias_storage's in-place reuse
 };
 
 struct arena_problem {
@@ -47,7 +46,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] arena_problem make_arena_problem(const G& g, std::span<const vertex_t<G>> order,
                                                const arena_options& options = {}, Index index = {}) {
   arena_problem problem{.live = liveness(g, order, index)};
-  problem.storage = options.may_alias ? alias_storage(g, problem.live, index) : problem.live.buffers.storage;
+  problem.storage = problem.live.buffers.storage;
   problem.buffers = heap_buffers_of(problem.live, {.alignment = options.alignment, .storage = problem.storage});
   return problem;
 }

@@ -17,7 +17,7 @@ namespace memopt {
 struct heap_buffers_options {
   std::uint64_t alignment = 1;  ///< of every buffer
   /// storage[b], the buffer whose storage b lives in: by default the graph's
-  /// own storages (live.buffers.storage); alias_storage adds may-aliases.
+  /// storages as the memory model gives them for the order (live.buffers.storage).
   std::span<const buffer_id> storage = {};
 };
 

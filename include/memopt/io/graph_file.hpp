@@ -115,8 +115,14 @@ inline std::uint64_t parse_size(const nlohmann::json& value, const std::string& 
 struct read_options {
   /// Views and in-place results (attrs.alias) live in their source's storage
   /// (tensor_output::shares). Off: every output apart, as if each were a copy;
-  /// the alias stays recorded as a may-alias (tensor_output::alias) either way.
+  /// with in_place_reuse, the alias becomes an in-place candidate instead.
   bool storage_aliases = true;
+  /// In-place reuse (the memory model's rule, graph/buffers.hpp): attrs.may_alias
+  /// (and, without storage_aliases, attrs.alias) are recorded as may-aliases
+  /// (tensor_output::alias), so an output takes over its input's storage where
+  /// its op is the last reader. Off: no may-alias is recorded, the graph
+  /// counts as before. memopt-plan turns it on for ONNX models.
+  bool in_place_reuse = false;
 };
 
 namespace detail {
@@ -230,7 +236,7 @@ struct file_reader {
   /// output; each names an input of the node whose storage the output lives
   /// in (attrs.inplace: the node writes it). attrs.may_alias, in the same
   /// form: an input whose storage the output may take over where it dies (an
-  /// in-place candidate, tensor_output::alias), not a fact of the program.
+  /// in-place candidate, tensor_output::alias, under read_options::in_place_reuse).
   void add_aliases(std::size_t v, const std::vector<buffer_ref<std::size_t>>& inputs) {
     const std::string& name = g[v].name;
     const auto& attrs = g[v].attrs;
@@ -255,7 +261,7 @@ struct file_reader {
         if (std::ranges::find(inputs, source) == inputs.end()) {
           throw format_error(name, std::string(key) + " " + ref.dump() + " is not an input of the node");
         }
-        g[v].outputs[port].alias = source;
+        if (options.in_place_reuse) g[v].outputs[port].alias = source;
         if (must && options.storage_aliases) g[v].outputs[port].shares = shared_storage<std::size_t>{source, in_place};
       }
     }

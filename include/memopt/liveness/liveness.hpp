@@ -17,7 +17,11 @@
 //   storage no op reads (grappler's accounting of fetched results); by
 //   default they count, for a step or to the end when live-out;
 // - an op's scratch (tensor_traits::scratch_bytes) is a buffer nobody reads,
-//   live during its step only, counted under either option.
+//   live during its step only, counted under either option;
+// - in-place reuse (order-dependent): an output with a may-alias
+//   (buffer_table::takes_over) takes over its source's storage when its op is
+//   that storage's last reader in the order: it adds no bytes at its step and
+//   the storage lives on as its (liveness_result::reused lists them).
 // O(V + E) for one order. Every family takes its peaks from here. It runs on
 // the caller's graph, or on a compact_graph snapshot of it (the schedulers
 // evaluate every order they try on the one snapshot they took).
@@ -38,6 +42,7 @@
 #include <memopt/graph/topology.hpp>
 
 #include <algorithm>
+#include <numeric>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -68,9 +73,43 @@ struct liveness_result {
   std::size_t peak_step = 0;             ///< first step reaching peak_bytes
   std::vector<buffer_id> live_at_peak;   ///< transient storages (roots) live at peak_step, by id
   std::uint64_t persistent_bytes = 0;    ///< sum of the persistent buffers
+  std::vector<buffer_id> reused;         ///< outputs that took over a dying storage, by step
 };
 
 namespace detail {
+
+/// In-place reuse, once each storage's interval is known: output b takes over
+/// the storage buffers.takes_over[b] names when b's step is that storage's
+/// last (its vertex is the storage's last reader); b then adds no bytes and
+/// the storage, under its root, lives on as long as b's does. Outputs are
+/// settled in step order, so a chain of reuses ends at its first storage.
+/// Since the bytes are equal, the timeline only drops at the taking step.
+inline void take_over_dying_storages(liveness_result& r) {
+  buffer_table& buffers = r.buffers;
+  std::vector<buffer_id> takers;
+  for (buffer_id b = 0; b < buffers.size(); ++b) {
+    const buffer_id source = buffers.takes_over[b];
+    if (source != no_buffer && r.intervals[source].last == r.intervals[b].first) takers.push_back(b);
+  }
+  if (takers.empty()) return;
+  std::ranges::stable_sort(takers, {}, [&](buffer_id b) { return r.intervals[b].first; });
+  std::vector<buffer_id> root(buffers.size());
+  std::iota(root.begin(), root.end(), buffer_id{0});
+  for (const buffer_id b : takers) {
+    const buffer_id into = root[buffers.takes_over[b]];
+    root[b] = into;
+    r.intervals[into].last = std::max(r.intervals[into].last, r.intervals[b].last);
+    buffers.bytes[b] = 0;
+    r.reused.push_back(b);
+  }
+  for (buffer_id b = 0; b < buffers.size(); ++b) {
+    const buffer_id into = root[buffers.storage[b]];
+    if (into != buffers.storage[b] && buffers.owns_storage(b)) ++buffers.aliased;
+    buffers.storage[b] = into;
+    if (buffers.live_out[b]) buffers.live_out[into] = true;
+  }
+  for (buffer_id b = 0; b < buffers.size(); ++b) buffers.live_out[b] = buffers.live_out[buffers.storage[b]];
+}
 
 /// The model once each buffer's own interval is known (its step and last
 /// reading step, or the whole run when persistent): storages, timeline, peak.
@@ -79,23 +118,24 @@ namespace detail {
 template <class VertexAt>
 void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at, const std::vector<bool>& read,
                      const liveness_options& options) {
-  const buffer_table& buffers = r.buffers;
   std::vector<bool> counted;
   if (!options.count_unread_outputs) {
-    counted.assign(buffers.size(), false);
-    for (buffer_id b = 0; b < buffers.size(); ++b) {
-      if (read[b] || buffers.scratch[b]) counted[buffers.storage[b]] = true;
+    counted.assign(r.buffers.size(), false);
+    for (buffer_id b = 0; b < r.buffers.size(); ++b) {
+      if (read[b] || r.buffers.scratch[b]) counted[r.buffers.storage[b]] = true;
     }
   }
-  const auto counts = [&](buffer_id b) { return counted.empty() || counted[b]; };
-  if (buffers.aliased > 0) {
-    // A storage lives until its last tensor does; each tensor lives as long.
-    for (buffer_id b = 0; b < buffers.size(); ++b) {
-      const buffer_id root = buffers.storage[b];
-      r.intervals[root].last = std::max(r.intervals[root].last, r.intervals[b].last);
-    }
-    for (buffer_id b = 0; b < buffers.size(); ++b) r.intervals[b] = r.intervals[buffers.storage[b]];
+  // A storage lives until its last tensor does; each tensor lives as long.
+  for (buffer_id b = 0; b < r.buffers.size(); ++b) {
+    const buffer_id root = r.buffers.storage[b];
+    r.intervals[root].last = std::max(r.intervals[root].last, r.intervals[b].last);
   }
+  take_over_dying_storages(r);
+  if (r.buffers.aliased > 0) {
+    for (buffer_id b = 0; b < r.buffers.size(); ++b) r.intervals[b] = r.intervals[r.buffers.storage[b]];
+  }
+  const buffer_table& buffers = r.buffers;
+  const auto counts = [&](buffer_id b) { return counted.empty() || counted[buffers.storage[b]]; };
 
   // Bytes allocated at each step (first held in the timeline) and freed after
   // it; their running sum is the timeline. Each partial sum is bounded by some
