@@ -87,8 +87,6 @@ TEST_CASE("index maps: every family refuses a bad map before using it") {
     check_refusal(map, [&] { (void)memopt::linear_share(g, steps, memopt::lifo_reuse{}, {}, index); });
     check_refusal(map, [&] { (void)memopt::dag_share(g, memopt::best_fit_reuse{}, {}, index); });
     check_refusal(map, [&] { (void)memopt::check_sharing(g, memopt::dag_share(g), {}, index); });
-    const auto live = memopt::liveness(g, steps);
-    check_refusal(map, [&] { (void)memopt::alias_storage(g, live, index); });
   }
 }
 

@@ -1,5 +1,5 @@
-// heap/aliasing.hpp: in-place outputs in the storage of the input they read last;
-// heap/graph.hpp: plan_arena, the arena of a graph's schedule with its storages.
+// heap/graph.hpp: plan_arena, the arena of a graph's schedule with its storages,
+// in-place reuse included (heap/aliasing.hpp's share_offsets).
 #include "../support/graph_spec.hpp"
 
 #include <memopt/heap.hpp>
@@ -34,41 +34,28 @@ graph chain(bool x_read_late) {
 
 }  // namespace
 
-TEST_CASE("alias_storage: a chain of in-place ops shares one storage, and the peak says so") {
+TEST_CASE("in-place reuse: a chain of element-wise ops shares one storage, and the arena says so") {
   const auto g = chain(false);
   const std::vector<std::size_t> order = {0, 3, 1, 2, 4};
   const auto live = memopt::liveness(g, order);
-  CHECK(live.peak_bytes == 24);  // step 2: x 10 + k 4 + y 10
-  const auto storage = memopt::alias_storage(g, live);
-  CHECK(storage == std::vector<memopt::buffer_id>{0, 0, 0, 3, 4});
-  const auto buffers = memopt::heap_buffers_of(live, {.storage = storage});
-  CHECK(buffers[0].lower == 0);
-  CHECK(buffers[0].upper == 5);  // x's storage lives until z's last reader, w
-  CHECK_FALSE(buffers[1].takes_space());
-  CHECK_FALSE(buffers[2].takes_space());
-  CHECK(memopt::max_live_bytes(buffers) == 16);  // step 4: x's storage 10 + k 4 + w 2
-  auto r = memopt::exact_fit(buffers);
-  memopt::share_offsets(r.plan, storage);
-  CHECK(r.plan.arena_bytes == 16);
-  CHECK(r.plan.offsets[1] == r.plan.offsets[0]);
-  CHECK(r.plan.offsets[2] == r.plan.offsets[0]);
-  CHECK(memopt::check_heap_plan(buffers, r.plan).empty());
+  // y takes over x (same bytes, x dies at y); z is smaller, so it keeps its own.
+  CHECK(live.reused == std::vector<memopt::buffer_id>{1});
+  CHECK(live.buffers.storage == std::vector<memopt::buffer_id>{0, 0, 2, 3, 4});
+  CHECK(live.timeline == std::vector<std::uint64_t>{10, 14, 14, 22, 14});  // step 2: x's storage 10 + k 4
+  const auto arena = memopt::plan_arena(g, order, memopt::greedy_by_size{});
+  CHECK(arena.buffers[0].lower == 0);
+  CHECK(arena.buffers[0].upper == 4);  // x's storage lives until y's last reader, z
+  CHECK_FALSE(arena.buffers[1].takes_space());
+  CHECK(arena.plan.offsets[1] == arena.plan.offsets[0]);
+  CHECK(arena.plan.arena_bytes >= live.peak_bytes);
+  CHECK(memopt::check_heap_plan(arena.buffers, arena.plan, std::nullopt, arena.storage).empty());
 }
 
-TEST_CASE("alias_storage: no sharing while the input is still to be read, or for a larger output") {
+TEST_CASE("in-place reuse: none while the input is still to be read") {
   const auto g = chain(true);  // w reads x too: y may not overwrite it
-  const std::vector<std::size_t> order = {0, 3, 1, 2, 4};
-  const auto live = memopt::liveness(g, order);
-  const auto storage = memopt::alias_storage(g, live);
-  CHECK(storage[1] == 1);
-  CHECK(storage[2] == 1);  // z still overwrites y, whose last reader it is
-
-  graph larger(2);
-  larger[0].outputs = {{.bytes = 4}};
-  larger[1].outputs = {{.bytes = 8, .alias = {{0, 0}}}};
-  add_edge(0, 1, memopt::tensor_edge{}, larger);
-  const std::vector<std::size_t> two = {0, 1};
-  CHECK(memopt::alias_storage(larger, memopt::liveness(larger, two)) == std::vector<memopt::buffer_id>{0, 1});
+  const auto live = memopt::liveness(g, std::vector<std::size_t>{0, 3, 1, 2, 4});
+  CHECK(live.reused.empty());
+  CHECK(live.buffers.storage == std::vector<memopt::buffer_id>{0, 1, 2, 3, 4});
 }
 
 TEST_CASE("plan_arena: a graph and an order to offsets, aliases at their storage's") {
@@ -85,7 +72,6 @@ TEST_CASE("plan_arena: a graph and an order to offsets, aliases at their storage
                              {.outputs = {60}, .inputs = {{2, 0}}},
                              {.outputs = {1}, .inputs = {{3, 0}}, .live_out = {0}}}};
   auto [g, vertex] = mt::build<graph>(spec);
-  g[3].outputs[0].alias = memopt::buffer_ref<std::size_t>{2, 0};
   const std::vector<std::size_t> order = {0, 1, 2, 3, 4};
 
   const auto arena = memopt::plan_arena(g, order, memopt::greedy_by_size{});
@@ -95,13 +81,6 @@ TEST_CASE("plan_arena: a graph and an order to offsets, aliases at their storage
   CHECK(arena.plan.arena_bytes == 160);
   CHECK(arena.plan.peak_bytes == 160);
   CHECK(memopt::check_heap_plan(arena.buffers, arena.plan, std::nullopt, arena.storage).empty());
-
-  // b takes over a's block, which now lives to step 4; z fits under a.
-  const auto reused = memopt::plan_arena(g, order, memopt::greedy_by_size{}, {.may_alias = true});
-  CHECK(reused.storage == std::vector<memopt::buffer_id>{0, 0, 2, 2, 4});
-  CHECK(reused.plan.offsets == std::vector<std::uint64_t>{0, 0, 100, 100, 0});
-  CHECK(reused.plan.arena_bytes == 160);
-  CHECK(memopt::check_heap_plan(reused.buffers, reused.plan, std::nullopt, reused.storage).empty());
 
   // Aligned to 64: a at 128; b under it at 0; z above b at 64.
   const auto aligned = memopt::plan_arena(g, order, memopt::greedy_by_size{}, {.alignment = 64});
@@ -114,4 +93,13 @@ TEST_CASE("plan_arena: a graph and an order to offsets, aliases at their storage
   CHECK(best.plan.arena_bytes == 160);
   CHECK(best.plan.offsets == memopt::best_arena(best.buffers).plan.offsets);
   CHECK(memopt::check_heap_plan(best.buffers, best.plan, std::nullopt, best.storage).empty());
+
+  // With b marked may-alias of a: b takes over a's block, which now lives to
+  // step 4; z fits under a.
+  g[3].outputs[0].alias = memopt::buffer_ref<std::size_t>{2, 0};
+  const auto reused = memopt::plan_arena(g, order, memopt::greedy_by_size{});
+  CHECK(reused.storage == std::vector<memopt::buffer_id>{0, 0, 2, 2, 4});
+  CHECK(reused.plan.offsets == std::vector<std::uint64_t>{0, 0, 100, 100, 0});
+  CHECK(reused.plan.arena_bytes == 160);
+  CHECK(memopt::check_heap_plan(reused.buffers, reused.plan, std::nullopt, reused.storage).empty());
 }
