@@ -62,13 +62,15 @@ std::uint64_t optimum_by_subsets(const mt::graph_spec& spec) {
   return best.back();
 }
 
-/// Minimum peak over every permutation that is a topological order.
-std::uint64_t optimum_by_permutations(const mt::graph_spec& spec) {
+/// Minimum peak_of(spec, order) over every permutation that is a topological order.
+std::uint64_t optimum_by_permutations(const mt::graph_spec& spec,
+                                      std::uint64_t (*peak_of)(const mt::graph_spec&, const std::vector<std::size_t>&) =
+                                          mt::brute_force_peak) {
   std::vector<std::size_t> order(spec.nodes.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::uint64_t best = UINT64_MAX;
   do {
-    if (mt::brute_force_is_topological(spec, order)) best = std::min(best, mt::brute_force_peak(spec, order));
+    if (mt::brute_force_is_topological(spec, order)) best = std::min(best, peak_of(spec, order));
   } while (std::ranges::next_permutation(order).found);
   return best;
 }
@@ -139,6 +141,29 @@ TEST_CASE("property: exact equals the optimum over all orders on graphs of up to
   check_exact_is_optimal(9, 3000, [](int trial) {
     return mt::random_dag_options{.max_nodes = 9, .max_inputs = 3, .alias_probability = trial % 2 == 0 ? 0.0 : 0.4};
   });
+}
+
+TEST_CASE("property: under in-place reuse, every scheduler reports its order's peak and exact the optimum") {
+  std::mt19937_64 rng(33);
+  int reuse_lowered_optimum = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const auto spec = mt::random_dag(rng, {.max_nodes = 6, .max_inputs = 3, .alias_probability = trial % 2 == 0 ? 0.0 : 0.3,
+                                           .may_alias_probability = 0.7});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    INFO("trial " << trial);
+    check_order(spec, g, memopt::list_schedule(g));
+    check_order(spec, g, memopt::dfs_schedule(g));
+    check_order(spec, g, memopt::lpmf_schedule(g));
+    const auto optimum = optimum_by_permutations(spec, mt::brute_force_reuse_peak);
+    const auto exact = memopt::exact_schedule(g, {.time_limit_seconds = std::nullopt, .work_limit = 1'000'000,
+                                                  .state_limit = trial % 3 == 0 ? 16 : 2'000'000});
+    check_order(spec, g, exact);
+    CHECK(exact.peak_bytes == optimum);
+    CHECK(exact.proved_optimal);
+    CHECK(memopt::lower_bound(g) <= optimum);
+    reuse_lowered_optimum += optimum < optimum_by_permutations(spec) ? 1 : 0;
+  }
+  CHECK(reuse_lowered_optimum > 40);
 }
 
 TEST_CASE("property: exact equals the optimum where weights feed side chains of views") {

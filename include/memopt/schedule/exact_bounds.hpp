@@ -15,7 +15,7 @@
 namespace memopt::detail {
 
 /// For each vertex of the segment, the bytes live during its step in every
-/// order: its outputs, each buffer made by one of its ancestors (or before
+/// order: its outputs (less what they may reuse in place), each buffer made by one of its ancestors (or before
 /// the segment) and still needed by it or one of its descendants, and the
 /// smaller side of each step unordered with it (below). Ancestry by bitsets,
 /// O(k^2 / 64 + buffers * k / 64) plus at most 2^24 pairs of steps for the
@@ -23,7 +23,7 @@ namespace memopt::detail {
 inline std::vector<std::uint64_t> memory_every_order_sees(const segment& seg) {
   const std::size_t k = seg.size();
   std::vector<std::uint64_t> sees(k, seg.base);
-  for (std::size_t u = 0; u < k; ++u) sees[u] += seg.step_bytes[u];
+  for (std::size_t u = 0; u < k; ++u) sees[u] += seg.least_step_bytes(u);  // its reuses may save the rest
   constexpr std::size_t max_vertices = 8192;
   if (k > max_vertices) {
     std::vector<std::size_t> counted(seg.bytes.size(), k);

@@ -42,7 +42,7 @@ class segment_search {
     std::iota(by_must_see_.begin(), by_must_see_.end(), std::size_t{0});
     std::ranges::sort(by_must_see_, [&](auto a, auto b) { return must_see_[a] > must_see_[b]; });
     by_step_ = by_must_see_;
-    std::ranges::sort(by_step_, [&](auto a, auto b) { return seg.step_bytes[a] < seg.step_bytes[b]; });
+    std::ranges::sort(by_step_, [&](auto a, auto b) { return seg.least_step_bytes(a) < seg.least_step_bytes(b); });
   }
 
   /// What the search spent (for the whole search's budget).
@@ -290,7 +290,11 @@ class segment_search {
     for (const auto x : seg_.materialises[v]) {
       if (!any_of(set, seg_.triggers[x])) live += seg_.bytes[x];
     }
-    const std::uint64_t cost = std::max(s.cost, live + seg_.step_bytes[v]);
+    std::uint64_t step = live + seg_.step_bytes[v];
+    for (const auto& [x, saved] : seg_.reuses[v]) {
+      if (last_reader(set, x, v)) step -= saved;  // reuses name no kept buffer
+    }
+    const std::uint64_t cost = std::max(s.cost, step);
     for (const auto x : seg_.produces[v]) {
       if (seg_.keep[x] || !seg_.readers[x].empty()) live += seg_.bytes[x];
     }
@@ -333,7 +337,7 @@ class segment_search {
     }
     for (const auto u : by_step_) {
       if (!contains(set, u)) {
-        h = std::max(h, live + seg_.step_bytes[u]);
+        h = std::max(h, live + seg_.least_step_bytes(u));
         break;
       }
     }

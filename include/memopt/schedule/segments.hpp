@@ -22,6 +22,13 @@
 // cast weight) floats as well: its step adds nothing, and its read is never
 // a storage's last. Otherwise such side chains would be incomparable with the
 // vertices around them and leave no cut vertex in a whole network.
+//
+// In-place reuse (buffer_table::takes_over) changes only the step of the op
+// that takes a storage over, by the bytes of its output (the bytes are equal,
+// so what stays live after the step is the same): a segment's step at v
+// saves each of v's reuses whose buffer v is the last reader of, which the
+// set of vertices run decides. Inert and floating vertices never save (they
+// read nothing transient, make nothing, or never read a storage last).
 
 #include <memopt/graph/compact.hpp>
 
@@ -102,7 +109,15 @@ struct segment {
                                                     ///< the first of which to run materialises it
   std::vector<std::vector<std::size_t>> materialises;  ///< local vertex -> floating buffers it may materialise
   std::vector<std::uint64_t> step_bytes;            ///< local vertex -> transient bytes of its outputs
+  /// local vertex -> (tracked buffer, bytes): an output of it that takes over
+  /// that buffer's storage when it is the buffer's last reader (in-place reuse)
+  std::vector<std::vector<std::pair<std::size_t, std::uint64_t>>> reuses;
+  std::vector<std::uint64_t> reusable_bytes;        ///< local vertex -> the most its reuses save
   std::uint64_t start_bytes = 0;                    ///< base + tracked inputs, before the first step
+
+  /// The least memory v's step adds to what is live: its outputs, less what
+  /// they may reuse.
+  [[nodiscard]] std::uint64_t least_step_bytes(std::size_t v) const { return step_bytes[v] - reusable_bytes[v]; }
 
   [[nodiscard]] std::size_t size() const { return vertices.size(); }
 
@@ -124,8 +139,12 @@ struct segment {
         if (!materialised[x]) live += bytes[x];
         materialised[x] = 1;
       }
-      if (live + step_bytes[v] > peak) {
-        peak = live + step_bytes[v];
+      std::uint64_t step = live + step_bytes[v];
+      for (const auto& [x, saved] : reuses[v]) {
+        if (pending[x] == 1 && !keep[x]) step -= saved;
+      }
+      if (step > peak) {
+        peak = step;
         peak_at = t;
       }
       for (const auto x : produces[v]) {
@@ -200,7 +219,9 @@ inline void add_local_structure(const compact_graph& g, const segment_map& map, 
     seg.reads.resize(k);
     seg.produces.resize(k);
     seg.materialises.resize(k);
+    seg.reuses.resize(k);
     seg.step_bytes.assign(k, 0);
+    seg.reusable_bytes.assign(k, 0);
     for (std::size_t i = 0; i < k; ++i) {
       const auto v = seg.vertices[i];
       for (const auto q : g.predecessors[v]) {
@@ -272,12 +293,15 @@ inline std::pair<std::size_t, std::size_t> track_buffer(const compact_graph& g, 
   for (const auto r : g.readers[b]) {
     if (role[r] == vertex_role::floating) continue;
     const std::size_t s = map.segment_of[pos[r]];
-    if (s == P) {
-      sp.readers[xp].push_back(local[r]);
-      sp.reads[local[r]].push_back(xp);
-    } else if (s == L) {
-      segments[L].readers[xl].push_back(local[r]);
-      segments[L].reads[local[r]].push_back(xl);
+    if (s != P && s != L) continue;
+    const std::size_t x = s == P ? xp : xl;
+    auto& seg = segments[s];
+    seg.readers[x].push_back(local[r]);
+    seg.reads[local[r]].push_back(x);
+    for (buffer_id out = g.buffers.first[r]; out < g.buffers.first[r + 1]; ++out) {
+      if (g.buffers.takes_over[out] != b || seg.keep[x]) continue;  // a kept buffer never dies here
+      seg.reuses[local[r]].push_back({x, g.buffers.bytes[out]});
+      seg.reusable_bytes[local[r]] += g.buffers.bytes[out];
     }
   }
   return {P, L};
