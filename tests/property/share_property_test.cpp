@@ -103,6 +103,31 @@ TEST_CASE("property: linear plans pass check_sharing for their order and cost at
   }
 }
 
+TEST_CASE("property: under in-place reuse, linear plans keep each taker in its storage's blob, and check_sharing says so") {
+  std::mt19937_64 rng(3302);
+  int split = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const auto spec = mt::random_dag(rng, {.max_nodes = 25, .alias_probability = trial % 2 == 0 ? 0.0 : 0.3,
+                                           .may_alias_probability = 0.5});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    const auto order = mt::random_topological_order(spec, rng);
+    const std::span<const std::size_t> steps(order);
+    INFO("trial " << trial);
+    const auto live = memopt::liveness(g, steps);
+    auto plan = memopt::linear_share(g, steps, memopt::best_fit_reuse{});
+    CHECK(memopt::check_sharing(g, plan, steps).empty());
+    CHECK(plan.total_bytes >= live.peak_bytes);
+    for (const auto b : live.reused) CHECK(plan.storage_of[b] == plan.storage_of[live.buffers.storage[b]]);
+    if (live.reused.empty()) continue;
+    // A taker moved to a blob of its own breaks the order's storage.
+    plan.storage_of[live.reused.front()] = plan.storage_bytes.size();
+    plan.storage_bytes.push_back(live.buffers.bytes[live.reused.front()]);
+    const auto faults = memopt::check_sharing(g, plan, steps);
+    split += std::ranges::count_if(faults, [](const auto& f) { return f.fault == memopt::sharing_fault::split_storage; }) > 0;
+  }
+  CHECK(split > 100);
+}
+
 TEST_CASE("property: DAG plans pass check_sharing under every order, and under random orders") {
   std::mt19937_64 rng(62);
   for (int trial = 0; trial < 1200; ++trial) {

@@ -5,7 +5,9 @@
 // bytes the largest member's, the totals, static buffers alone, one device per
 // storage. Then, two graph storages (roots: an alias lives as long as its
 // root's storage, buffer_table) sharing a blob must never be live together:
-// - check_sharing(g, plan, order): under that order (liveness intervals);
+// - check_sharing(g, plan, order): under that order (liveness intervals and
+//   the order's storages: an output that takes over a dying input's storage,
+//   in-place reuse, is an alias of it there);
 // - check_sharing(g, plan): under every order: of two members, one's producer
 //   and all its readers reach the other's producer by a path of the graph.
 // Members of a storage are checked in producer order, neighbour to neighbour
@@ -185,7 +187,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
                                                            const share_options& options = {},
                                                            Index index = {}) {
   const auto live = liveness(g, order, index);
-  const compact_graph c = make_compact_graph(g, index);
+  compact_graph c = make_compact_graph(g, index);
+  c.buffers = live.buffers;  // the order's storages: in-place reuse included
   std::vector<sharing_violation> out;
   const auto members = detail::check_sharing_books(c, plan, options, out);
   if (plan.storage_of.size() != c.buffers.size()) return out;

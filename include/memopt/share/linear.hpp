@@ -5,8 +5,10 @@
 // buffers whose lifetime ends at this op (inputs read for the last time,
 // outputs nobody reads) free their storages. Freed storages join the pool only
 // after the op's outputs are placed, so an op never writes into a dying input
-// and the outputs of one op stay apart. Static buffers (see plan.hpp) are
-// never recycled. Valid for `order` only: check_sharing(g, plan, order).
+// and the outputs of one op stay apart. An output that takes over a dying
+// input's storage in this order (in-place reuse, liveness) joins that
+// storage's blob. Static buffers (see plan.hpp) are never recycled. Valid
+// for `order` only: check_sharing(g, plan, order).
 //
 // O((V + E) + B log B) for B buffers. Throws what liveness throws
 // (not_topological_error, bad_port_error, size_overflow_error) and
@@ -21,6 +23,7 @@
 #include <limits>
 #include <span>
 #include <utility>
+#include <vector>
 
 namespace memopt {
 
@@ -29,7 +32,8 @@ template <tensor_graph G, reuse_policy Policy = lifo_reuse, vertex_index_map<G> 
                                         Policy policy = {}, const share_options& options = {},
                                         Index index = {}) {
   const auto live = liveness(g, order, index);
-  const compact_graph c = make_compact_graph(g, index);
+  compact_graph c = make_compact_graph(g, index);
+  c.buffers = live.buffers;  // the order's storages: in-place reuse included
   const buffer_table& buffers = c.buffers;
   detail::check_option_sizes(options, buffers.size());
 
@@ -38,9 +42,12 @@ template <tensor_graph G, reuse_policy Policy = lifo_reuse, vertex_index_map<G> 
   plan.storage_of.assign(buffers.size(), no_storage);
   detail::free_pool<Policy> pool(std::numeric_limits<std::size_t>::max(), std::move(policy));
   const auto anything = [](std::size_t) { return reuse_verdict::take; };
+  std::vector<bool> released(buffers.size(), false);
   const auto release = [&](buffer_id b, std::size_t step) {
-    if (buffers.persistent[b] || !buffers.owns_storage(b) || live.intervals[b].last != step) return;
+    b = buffers.storage[b];  // a read of a storage taken over reads its root
+    if (buffers.persistent[b] || released[b] || live.intervals[b].last != step) return;
     if (detail::is_static(c, options, b)) return;
+    released[b] = true;
     const std::size_t s = plan.storage_of[b];
     pool.add(s, plan.storage_bytes[s], detail::device_of(options, b));
   };
