@@ -71,7 +71,8 @@ TEST_CASE("property: simulated runs keep dependencies, one task per resource at 
   m.links = {{.from = 0, .to = 1, .bytes_per_s = 1e9, .latency_us = 1}};
   for (int trial = 0; trial < 1500; ++trial) {
     INFO("trial " << trial);
-    const auto spec = mt::random_dag(rng, {.alias_probability = trial % 2 == 0 ? 0.3 : 0.0});
+    const auto spec = mt::random_dag(
+        rng, {.alias_probability = trial % 2 == 0 ? 0.3 : 0.0, .may_alias_probability = trial % 3 == 0 ? 0.4 : 0.0});
     const mt::built<mt::vec_graph> b(spec);
     std::vector<std::size_t> placement(spec.nodes.size());
     const std::size_t devices = 1 + trial % 3;
@@ -94,7 +95,7 @@ TEST_CASE("property: on one device the program policy runs the program's order w
   const sim::machine m;
   for (int trial = 0; trial < 1500; ++trial) {
     INFO("trial " << trial);
-    const auto spec = mt::random_dag(rng, {.alias_probability = 0.3});
+    const auto spec = mt::random_dag(rng, {.alias_probability = 0.3, .may_alias_probability = trial % 2 == 0 ? 0.0 : 0.5});
     const mt::built<mt::vec_graph> b(spec);
     const auto r = sim::simulate(b.g, m, sim::one_device(b.g), sim::sum_cost{}, sim::program{});
     std::vector<std::size_t> ran;

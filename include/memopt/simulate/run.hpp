@@ -103,11 +103,15 @@ inline void device_memory(const simulation_result& r, std::size_t d, const liven
     }
   }
   table.first[tasks.size()] = out.buffer_ids.size();
+  table.takes_over.assign(out.buffer_ids.size(), no_buffer);
+  const auto local_of = [&](std::size_t b) { return b == no_task ? no_task : local_buffer[b]; };
   for (std::size_t lb = 0; lb < out.buffer_ids.size(); ++lb) {
-    const std::size_t source = tg.buffers[out.buffer_ids[lb]].shares;
-    if (source != no_task && local_buffer[source] != no_task) table.shares[lb] = local_buffer[source];
+    const task_buffer& tb = tg.buffers[out.buffer_ids[lb]];
+    if (const std::size_t source = local_of(tb.shares); source != no_task) table.shares[lb] = source;
+    if (const std::size_t source = local_of(tb.takes_over); source != no_task) table.takes_over[lb] = source;
   }
   memopt::detail::settle_storages(table);
+  memopt::detail::settle_reuse(table);
 
   memopt::detail::start_intervals(live, step, n);
   std::vector<bool> read(table.size(), false);

@@ -74,6 +74,7 @@ struct task_buffer {
   bool persistent = false;
   bool live_out = false;
   std::size_t shares = no_task;  ///< the buffer whose storage it lives in, or no_task
+  std::size_t takes_over = no_task;  ///< the buffer whose storage it takes over where that dies, or no_task
   bool in_place = false;
   bool scratch = false;  ///< the op's scratch (port -1)
 };
@@ -372,19 +373,24 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     if (b != no_task) tg.reads[r.reader].push_back(b);
   }
 
-  // An alias lives in the storage of the tensor its op reads on its device.
+  // An alias lives in the storage of the tensor its op reads on its device,
+  // and an in-place candidate may take that tensor's storage over.
+  const auto read_copy = [&](std::size_t t, buffer_id source) {
+    const std::size_t p = tg.task_of_vertex[table.owner[source]];
+    const auto source_port = static_cast<std::ptrdiff_t>(table.port_of(source));
+    if (tg.tasks[p].device == tg.tasks[t].device) return buffer_of(p, source_port);
+    const auto recv = recv_of.find({tg.tasks[p].vertex, source_port, tg.tasks[t].device});
+    return recv == recv_of.end() ? no_task : buffer_of(recv->second, 0);
+  };
   for (std::size_t t = 0; t < num_ops; ++t) {
     const std::size_t i = tg.tasks[t].vertex;
     if (fed[i]) continue;
     for (std::size_t port = 0; port < table.num_outputs(i); ++port) {
-      const buffer_id source = table.shares[table.id(i, port)];
-      if (source == no_buffer) continue;
-      const std::size_t p = tg.task_of_vertex[table.owner[source]];
-      const auto source_port = static_cast<std::ptrdiff_t>(table.port_of(source));
-      const std::size_t from = tg.tasks[p].device == tg.tasks[t].device
-                                   ? buffer_of(p, source_port)
-                                   : buffer_of(recv_of.at({tg.tasks[p].vertex, source_port, tg.tasks[t].device}), 0);
-      tg.buffers[buffer_of(t, static_cast<std::ptrdiff_t>(port))].shares = from;
+      task_buffer& out = tg.buffers[buffer_of(t, static_cast<std::ptrdiff_t>(port))];
+      if (const buffer_id source = table.shares[table.id(i, port)]; source != no_buffer) out.shares = read_copy(t, source);
+      if (const buffer_id source = table.takes_over[table.id(i, port)]; source != no_buffer) {
+        out.takes_over = read_copy(t, source);
+      }
     }
   }
   return tg;
