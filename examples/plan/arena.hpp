@@ -80,7 +80,7 @@ inline graph_arena graph_arena_problem(const io::file_graph& g, const std::vecto
 
 /// Each heuristic's arena (and exact's) for the program order, beside max-live.
 inline void report_arena(const io::file_graph& g, std::ostream& out) {
-  const auto buffers = graph_arena_problem(g, program_order(g), 1, false).problem.buffers;
+  const auto buffers = graph_arena_problem(g, program_order(g), 1).problem.buffers;
   const std::uint64_t lower = max_live_bytes(buffers);
   out << "\nArena offsets for program order: max-live " << lower << " B (" << human_bytes(lower)
       << "), the lower bound\n  " << pad("algorithm", 16) << pad("arena bytes", 14, true)

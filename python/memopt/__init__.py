@@ -97,8 +97,9 @@ def arena(graph, algo="best", *, schedule="best", order=None, capacity=None, ali
     heap algorithm `algo` (memopt.arena_algorithms()), for the lifetimes of
     `order` (node names) or else of the scheduler `schedule`. `graph` may also be
     the path of a MiniMalloc CSV. offsets: "node:port" -> offset, size, and the
-    lifetime [lower, upper) in steps of the result's order. may_alias=True lets an
-    output take over a may-alias input's storage where it dies (--alias)."""
+    lifetime [lower, upper) in steps of the result's order. may_alias=True turns on
+    in-place reuse (--in-place): an output marked may_alias takes over its input's
+    storage where its op reads it last, in the schedule and the arena alike."""
     capacity = _whole("capacity", capacity)
     time_limit = _seconds("time_limit", time_limit)
     work_limit = _whole("work_limit", work_limit)

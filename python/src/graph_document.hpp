@@ -49,13 +49,14 @@ class graph_document {
   }
 
   /// The graph of the document, in the memory model with storage aliases or
-  /// without; a fault of the document is a FormatError naming the label.
-  [[nodiscard]] std::shared_ptr<const io::file_graph> graph(bool storage_aliases) {
-    auto& built = built_[storage_aliases ? 1 : 0];
+  /// without, with in-place reuse or without; a fault of the document is a FormatError naming the label.
+  [[nodiscard]] std::shared_ptr<const io::file_graph> graph(bool storage_aliases, bool in_place_reuse = false) {
+    auto& built = built_[(storage_aliases ? 1 : 0) + (in_place_reuse ? 2 : 0)];
     if (!built) {
       try {
         // new, not make_shared: adjacency_list has no move constructor, and new elides the copy.
-        built.reset(new io::file_graph(io::graph_from_json(doc_, {.storage_aliases = storage_aliases})));
+        built.reset(new io::file_graph(io::graph_from_json(
+            doc_, {.storage_aliases = storage_aliases, .in_place_reuse = in_place_reuse})));
       } catch (const io::format_error& e) {
         throw python_error(error_kind::format, label_ + ": " + e.what());
       }
@@ -66,7 +67,7 @@ class graph_document {
  private:
   nlohmann::ordered_json doc_;
   std::string label_;
-  std::array<std::shared_ptr<const io::file_graph>, 2> built_{};
+  std::array<std::shared_ptr<const io::file_graph>, 4> built_{};
 };
 
 }  // namespace memopt::python

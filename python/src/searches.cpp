@@ -40,8 +40,7 @@ py::object arena(graph_document& d, const std::string& algo, const std::string& 
   static_cast<void>(schedule::by_name(schedule));
   request.schedule = schedule;
   request.alignment = alignment;
-  request.alias = may_alias;
-  return to_python(run_on_graph(d.graph(alias), d.label(), stop, on_interrupt::stop_search, [&](const io::file_graph& g) {
+  return to_python(run_on_graph(d.graph(alias, may_alias), d.label(), stop, on_interrupt::stop_search, [&](const io::file_graph& g) {
     if (order) request.order = order_named(g, order);
     return plan::arena_json(plan::graph_arena_input(g, request), request, &g).first;
   }));
