@@ -594,6 +594,25 @@ TEST_CASE("arena: an in-place output lives in its input's storage, and with --no
   CHECK(csv[3].substr(csv[3].rfind(',')) == csv[1].substr(csv[1].rfind(',')));
 }
 
+TEST_CASE("peak: may-alias marks count only under --in-place, for a file") {
+  // x (10) -> r = relu(x) (10, may take over x) -> w (2); k (4) read by w.
+  const auto file = write_temp("may_alias.json", graph_with(
+      R"({"name": "x", "outputs": [10]},
+         {"name": "k", "outputs": [4]},
+         {"name": "r", "outputs": [10], "inputs": ["x:0"], "attrs": {"may_alias": "x:0"}},
+         {"name": "w", "outputs": [2], "inputs": ["r:0", "k:0"]})"));
+  const auto peak = [&](const std::string& flags) {
+    const auto r = plan("peak " + file.string() + flags);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  CHECK(peak("")["peak_bytes"] == 24);  // x, k and r at r's step
+  CHECK(peak(" --no-in-place")["peak_bytes"] == 24);
+  const auto reused = peak(" --in-place");
+  CHECK(reused["peak_bytes"] == 16);  // r in x's storage: x's 10, k 4, w 2 at w's step
+  CHECK(reused["aliased_outputs"] == 1);
+}
+
 TEST_CASE("generate: a graph every subcommand reads, the same for the same seed, unknown kinds refused") {
   const auto file = temp_path("generated.json");
   REQUIRE(plan("generate cnn-train --vertices 400 --seed 3 --output " + file.string()).status == 0);

@@ -223,7 +223,9 @@ TEST_CASE("onnx cli: dynamic dimensions from --dim") {
   check_refused(plan("peak " + model), "tensor 'x' has dimension 'batch' of unknown size (give it with --dim batch=N)");
   const auto r = plan("peak " + model + " --dim batch=8");
   REQUIRE(r.status == 0);
-  CHECK(nlohmann::json::parse(r.out)["peak_bytes"] == 2 * 8 * 16 * 4);  // x dies at h; h and y
+  CHECK(nlohmann::json::parse(r.out)["peak_bytes"] == 8 * 16 * 4);  // in place: h takes x over, y takes h
+  const auto apart = plan("peak " + model + " --dim batch=8 --no-in-place");
+  CHECK(nlohmann::json::parse(apart.out)["peak_bytes"] == 2 * 8 * 16 * 4);  // x dies at h; h and y
   check_refused(plan("peak " + model + " --dim batch=0"), "'batch=0' is not NAME=SIZE with a size from 1");
   check_refused(plan("peak " + model + " --dim batch"), "is not NAME=SIZE");
   check_refused(plan("peak " + model + " --dim batch=8 --dim seq=4"), "the model has no dimension named 'seq'");

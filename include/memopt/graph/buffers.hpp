@@ -30,11 +30,9 @@
 #include <memopt/graph/index_map.hpp>
 #include <memopt/graph/tensor_traits.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
-#include <ranges>
 #include <utility>
 #include <vector>
 
@@ -124,12 +122,12 @@ inline void settle_reuse(buffer_table& table) {
     for (buffer_id b = begin; b < end; ++b) {
       if (table.takes_over[b] == no_buffer) continue;
       const buffer_id source = table.storage[table.takes_over[b]];
-      const auto in_source = [&](buffer_id o) {  // earlier ports are settled already
-        return table.storage[o] == source || (o < b && table.takes_over[o] == source);
-      };
+      bool claimed = false;  // by another output of the vertex (earlier ports are settled already)
+      for (buffer_id o = begin; o < end; ++o) {
+        claimed = claimed || table.storage[o] == source || (o < b && table.takes_over[o] == source);
+      }
       const bool allowed = table.owns_storage(b) && !table.persistent[b] && !table.persistent[source] &&
-                           !table.live_out[source] && table.bytes[source] == table.bytes[b] &&
-                           std::ranges::none_of(std::views::iota(begin, end), in_source);
+                           !table.live_out[source] && table.bytes[source] == table.bytes[b] && !claimed;
       table.takes_over[b] = allowed ? source : no_buffer;
     }
   }

@@ -42,9 +42,9 @@
 #include <memopt/graph/topology.hpp>
 
 #include <algorithm>
-#include <numeric>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <span>
 #include <vector>
 
