@@ -156,7 +156,7 @@ TEST_CASE("property: under in-place reuse, every scheduler reports its order's p
     check_order(spec, g, memopt::lpmf_schedule(g));
     const auto optimum = optimum_by_permutations(spec, mt::brute_force_reuse_peak);
     const auto exact = memopt::exact_schedule(g, {.time_limit_seconds = std::nullopt, .work_limit = 1'000'000,
-                                                  .state_limit = trial % 3 == 0 ? 16 : 2'000'000});
+                                                  .state_limit = trial % 3 == 0 ? std::size_t{16} : std::size_t{2'000'000}});
     check_order(spec, g, exact);
     CHECK(exact.peak_bytes == optimum);
     CHECK(exact.proved_optimal);
