@@ -234,6 +234,7 @@ inline command add_arena_command(CLI::App& app) {
     arena_request request;
     std::string output;
     std::string value_offsets;
+    bool alias = false;  ///< --alias, the name --in-place had here before in-place reuse joined the model
   };
   auto opts = std::make_shared<options>();
   auto& request = opts->request;
@@ -257,8 +258,10 @@ inline command add_arena_command(CLI::App& app) {
       ->check(CLI::IsMember(schedule::names()));
   cmd->add_option("--alignment", request.alignment, "graph input: every offset a multiple of this")
       ->capture_default_str()->check(whole_number(1));
+  cmd->add_flag("--alias", opts->alias, "--in-place, by its earlier name (kept for scripts that use it)");
   return {cmd, [opts] {
             opts->request.stop = &interrupted;
+            if (opts->alias) opts->input.in_place = true;
             const auto& path = opts->input.path;
             if (!opts->value_offsets.empty() && !is_onnx(opts->input)) {
               throw cli_error("--value-offsets names ONNX values, and " + path + " is not an ONNX model");
