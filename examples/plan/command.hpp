@@ -100,8 +100,9 @@ struct graph_argument {
   bool no_alias = false;  ///< every output apart: views and in-place results as copies
   std::vector<std::string> dims{};  ///< "name=value", from --dim
   /// In-place reuse of may-alias inputs (io::read_options::in_place_reuse):
-  /// --in-place / --no-in-place; unset, on for ONNX models and off otherwise.
-  std::optional<bool> in_place{};
+  /// --in-place / --no-in-place; neither, on for ONNX models and off otherwise.
+  bool in_place = false;
+  bool no_in_place = false;
 };
 
 /// NAME=VALUE with a name and a whole number from 1.
@@ -132,14 +133,15 @@ inline void add_graph_argument(CLI::App* cmd, graph_argument& arg,
                 "count every output apart: views and in-place results as copies, no in-place ordering");
   cmd->add_option("--dim", arg.dims, "size of a dynamic dimension of an ONNX model (repeatable)")
       ->check(dimension_assignment());
-  cmd->add_flag("--in-place,!--no-in-place", arg.in_place,
-                "in-place reuse: an output marked may_alias takes over its input's storage where its op reads "
-                "it last (default: on for ONNX models, off for memopt-graph/1 files)");
+  auto* in_place = cmd->add_flag("--in-place", arg.in_place,
+                                 "in-place reuse: an output marked may_alias takes over its input's storage where "
+                                 "its op reads it last (default: on for ONNX models, off for memopt-graph/1 files)");
+  cmd->add_flag("--no-in-place", arg.no_in_place, "no in-place reuse, for an ONNX model too")->excludes(in_place);
 }
 
 /// The reader's options for `arg`: its memory model.
 inline io::read_options read_options_of(const graph_argument& arg) {
-  return {.storage_aliases = !arg.no_alias, .in_place_reuse = arg.in_place.value_or(is_onnx(arg))};
+  return {.storage_aliases = !arg.no_alias, .in_place_reuse = arg.in_place || (!arg.no_in_place && is_onnx(arg))};
 }
 
 /// Reading a graph file takes about this many bytes of memory per byte of
