@@ -63,7 +63,7 @@ inline nlohmann::ordered_json write_scheduled_model(const graph_argument& model,
   const auto imported = import_onnx(model);
   const auto g = [&] {
     try {
-      return io::graph_from_json(imported.doc);
+      return io::graph_from_json(imported.doc, read_options_of(model));
     } catch (const error& e) {
       throw cli_error(model.path + ": " + e.what());
     }
@@ -109,6 +109,8 @@ inline command add_convert_command(CLI::App& app) {
       ->check(CLI::IsMember(schedule::names()));
   cmd->add_option("--work-limit", opts->work_limit, "states for a searching --schedule: the order depends on the input only")
       ->check(whole_number());
+  cmd->add_flag("--no-in-place", opts->model.no_in_place,
+                "--schedule without in-place reuse (on by default, as ONNX runtimes reuse a dying input)");
   return {cmd, [opts] {
             if (!is_onnx(opts->model)) throw cli_error(opts->model.path + ": convert reads ONNX models (.onnx)");
             if (opts->output.ends_with(".onnx") != !opts->schedule.empty()) {

@@ -569,7 +569,11 @@ inline std::string out_of_reach(const rewrite::graph_facts& facts, const remat::
 /// as `memory` says. Throws cli_error when TF's cost model is asked of a
 /// graph that is no GraphDef.
 inline std::pair<io::file_graph, std::optional<nlohmann::json>> load_rewrite_graph(
-    const graph_argument& arg, tf_like::memory_model memory = tf_like::memory_model::storage_aware) {
+    graph_argument arg, tf_like::memory_model memory = tf_like::memory_model::storage_aware) {
+  // The rewrite families do not plan for in-place reuse (docs/memory-model.md):
+  // every count, before and after, is the one without it.
+  if (arg.in_place) throw cli_error("rewrite plans without in-place reuse: --in-place is not taken here");
+  arg.no_in_place = true;
   const bool tf_cost_model = memory == tf_like::memory_model::tf_cost_model;
   const auto no_graph_def = [&] {
     if (tf_cost_model) {

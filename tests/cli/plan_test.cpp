@@ -564,15 +564,15 @@ TEST_CASE("report: arena section beside max-live") {
 
 TEST_CASE("arena: an in-place output lives in its input's storage, and with --no-alias only --in-place puts it there") {
   const auto file = write_temp("inplace.json", graph_with(
-      R"({"name": "x", "outputs": [10]},
-         {"name": "k", "outputs": [4]},
+      R"({"name": "k", "outputs": [4]},
+         {"name": "x", "outputs": [10], "inputs": ["k:0"]},
          {"name": "y", "outputs": [10], "inputs": ["x:0"], "attrs": {"inplace": true, "alias": "x:0"}},
          {"name": "w", "outputs": [2], "inputs": ["y:0", "k:0"]})"));
   const auto rows = [](const std::filesystem::path& csv) {
     std::ifstream in(csv);
     std::vector<std::string> lines(4);
     for (auto& line : lines) std::getline(in, line);
-    return lines;  // header, x, k, y
+    return lines;  // header, k, x, y
   };
   const auto out = temp_path("inplace.csv");
   const auto storage = nlohmann::json::parse(
@@ -580,9 +580,9 @@ TEST_CASE("arena: an in-place output lives in its input's storage, and with --no
   CHECK(storage["lower_bound_bytes"] == 16);
   CHECK(storage["arena_bytes"] == 16);
   auto csv = rows(out);
-  CHECK(csv[1].starts_with("x:0,0,4,10,"));  // the storage lives to w's step
-  CHECK(csv[3].starts_with("y:0,0,0,0,"));   // no space of its own
-  CHECK(csv[3].substr(csv[3].rfind(',')) == csv[1].substr(csv[1].rfind(',')));  // x's offset
+  CHECK(csv[2].starts_with("x:0,1,4,10,"));  // the storage lives to w's step
+  CHECK(csv[3].starts_with("y:0,1,1,0,"));   // no space of its own
+  CHECK(csv[3].substr(csv[3].rfind(',')) == csv[2].substr(csv[2].rfind(',')));  // x's offset
 
   const auto apart = file.string() + " --algo exact --schedule program --no-alias";
   CHECK(nlohmann::json::parse(plan("arena " + apart).out)["lower_bound_bytes"] == 24);
@@ -590,15 +590,15 @@ TEST_CASE("arena: an in-place output lives in its input's storage, and with --no
   CHECK(reused["lower_bound_bytes"] == 16);
   CHECK(reused["arena_bytes"] == 16);
   csv = rows(out);
-  CHECK(csv[3].starts_with("y:0,0,0,0,"));   // in x's storage, as a view is: no space of its own
-  CHECK(csv[3].substr(csv[3].rfind(',')) == csv[1].substr(csv[1].rfind(',')));
+  CHECK(csv[3].starts_with("y:0,1,1,0,"));   // in x's storage, as a view is: no space of its own
+  CHECK(csv[3].substr(csv[3].rfind(',')) == csv[2].substr(csv[2].rfind(',')));
 }
 
 TEST_CASE("peak: may-alias marks count only under --in-place, for a file") {
-  // x (10) -> r = relu(x) (10, may take over x) -> w (2); k (4) read by w.
+  // k (4) -> x (10) -> r = relu(x) (10, may take over x) -> w (2), which reads k.
   const auto file = write_temp("may_alias.json", graph_with(
-      R"({"name": "x", "outputs": [10]},
-         {"name": "k", "outputs": [4]},
+      R"({"name": "k", "outputs": [4]},
+         {"name": "x", "outputs": [10], "inputs": ["k:0"]},
          {"name": "r", "outputs": [10], "inputs": ["x:0"], "attrs": {"may_alias": "x:0"}},
          {"name": "w", "outputs": [2], "inputs": ["r:0", "k:0"]})"));
   const auto peak = [&](const std::string& flags) {
@@ -611,6 +611,8 @@ TEST_CASE("peak: may-alias marks count only under --in-place, for a file") {
   const auto reused = peak(" --in-place");
   CHECK(reused["peak_bytes"] == 16);  // r in x's storage: x's 10, k 4, w 2 at w's step
   CHECK(reused["aliased_outputs"] == 1);
+  check_refused(plan("rewrite " + file.string() + " --budget 1 --in-place"),
+                "rewrite plans without in-place reuse: --in-place is not taken here");
 }
 
 TEST_CASE("generate: a graph every subcommand reads, the same for the same seed, unknown kinds refused") {

@@ -38,9 +38,12 @@ std::string onnx_file(const std::string& name, const char* text) {
 
 const char* dynamic_model = R"(
 <ir_version: 7, opset_import: ["" : 13]>
-dynamic (float[batch, 16] x) => (float[batch, 16] y) {
-  h = Relu (x)
-  y = Neg (h)
+dynamic (float[batch, 16] x) => (float[1, 1] y) {
+  a = Relu (x)
+  b = Neg (a)
+  c = Exp (a)
+  d = Add (b, c)
+  y = ReduceSum (d)
 }
 )";
 
@@ -223,9 +226,18 @@ TEST_CASE("onnx cli: dynamic dimensions from --dim") {
   check_refused(plan("peak " + model), "tensor 'x' has dimension 'batch' of unknown size (give it with --dim batch=N)");
   const auto r = plan("peak " + model + " --dim batch=8");
   REQUIRE(r.status == 0);
-  CHECK(nlohmann::json::parse(r.out)["peak_bytes"] == 8 * 16 * 4);  // in place: h takes x over, y takes h
+  // In place (ONNX's default): c takes a over (its last reader), d takes b; x
+  // (the caller's) and y (a graph output) are never taken over or taking.
+  CHECK(nlohmann::json::parse(r.out)["peak_bytes"] == 2 * 8 * 16 * 4);
   const auto apart = plan("peak " + model + " --dim batch=8 --no-in-place");
-  CHECK(nlohmann::json::parse(apart.out)["peak_bytes"] == 2 * 8 * 16 * 4);  // x dies at h; h and y
+  CHECK(nlohmann::json::parse(apart.out)["peak_bytes"] == 3 * 8 * 16 * 4);  // a, b and c at c's step
+  // convert --schedule orders under the same rule, and says that order's peak.
+  const auto written = temp_path("dynamic_exact.onnx").string();
+  const auto reordered = plan("convert " + model + " --dim batch=8 --schedule exact --output " + written);
+  REQUIRE(reordered.status == 0);
+  CHECK(nlohmann::json::parse(reordered.out)["peak_bytes"] == 2 * 8 * 16 * 4);
+  const auto reordered_apart = plan("convert " + model + " --dim batch=8 --schedule exact --no-in-place --output " + written);
+  CHECK(nlohmann::json::parse(reordered_apart.out)["peak_bytes"] == 3 * 8 * 16 * 4);
   check_refused(plan("peak " + model + " --dim batch=0"), "'batch=0' is not NAME=SIZE with a size from 1");
   check_refused(plan("peak " + model + " --dim batch"), "is not NAME=SIZE");
   check_refused(plan("peak " + model + " --dim batch=8 --dim seq=4"), "the model has no dimension named 'seq'");

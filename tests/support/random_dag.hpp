@@ -228,9 +228,10 @@ inline std::uint64_t brute_force_peak(const graph_spec& spec, const std::vector<
 
 /// The peak under in-place reuse, by simulating the rule step by step: each
 /// tensor gets a home storage when its op runs (a view its source's; an
-/// in-place candidate its source's home when that home is transient, holds
-/// exactly its bytes, no graph output, no tensor read after this step and no
-/// other output of this op; otherwise its own); then each step counts every
+/// in-place candidate that is no graph output its source's home when that
+/// home is transient, made by a node with predecessors (not a graph input),
+/// holds exactly its bytes, no graph output, no tensor read after this step
+/// and no other output of this op; otherwise its own); then each step counts every
 /// transient home made so far with a tensor made at this step, read at or
 /// after it, or a graph output.
 inline std::uint64_t brute_force_reuse_peak(const graph_spec& spec, const std::vector<std::size_t>& order) {
@@ -259,9 +260,14 @@ inline std::uint64_t brute_force_reuse_peak(const graph_spec& spec, const std::v
     for (std::size_t p = 0; p < node.outputs.size(); ++p) home[v][p] = {v, p};
     for (const auto& a : node.aliases) home[v][a.port] = home[a.node][a.node_port];
     for (const auto& a : node.may_aliases) {
-      if (node.persistent || home[v][a.port] != tensor{v, a.port}) continue;
+      if (node.persistent || home[v][a.port] != tensor{v, a.port} ||
+          std::ranges::count(node.live_out, a.port) > 0) {
+        continue;
+      }
       const tensor h = home[a.node][a.node_port];
-      bool free = !spec.nodes[h.first].persistent && bytes_of(h) == node.outputs[a.port];
+      const auto& root = spec.nodes[h.first];
+      const bool graph_input = root.inputs.empty() && root.control.empty();
+      bool free = !root.persistent && !graph_input && bytes_of(h) == node.outputs[a.port];
       members_of(h, [&](std::size_t u, std::size_t port) {
         free = free && u != v && std::ranges::count(spec.nodes[u].live_out, port) == 0 && !read_from(u, port, t + 1);
       });

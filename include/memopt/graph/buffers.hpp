@@ -20,9 +20,12 @@
 // In-place reuse (tensor_traits::alias_of, a may-alias): takes_over[b] is the
 // storage output b takes over when its vertex turns out to be that storage's
 // last reader in an order (liveness applies it). The order-free half of the
-// rule is settled here: b owns its storage and is transient; the source's
-// storage is transient, holds no graph output, has exactly b's bytes, and no
-// other output of b's vertex lives in it or claims it at a lower port.
+// rule is settled here: b owns its storage, is transient and no graph output
+// (ONNX Runtime allocates those apart); the source's
+// storage is transient, holds no graph output, is no graph input (an output
+// of a vertex without predecessors: the caller's buffer, which ONNX Runtime
+// never reuses either), has exactly b's bytes, and no other output of b's
+// vertex lives in it or claims it at a lower port.
 
 #include <memopt/error.hpp>
 #include <memopt/graph/buffer_id.hpp>
@@ -114,8 +117,9 @@ inline void settle_storages(buffer_table& table) {
 }
 
 /// Keeps, of the may-aliases in table.takes_over (source tensors), the
-/// storages their outputs may take over in some order (see the preamble).
-inline void settle_reuse(buffer_table& table) {
+/// storages their outputs may take over in some order (see the preamble);
+/// has_predecessor is by vertex index.
+inline void settle_reuse(buffer_table& table, const std::vector<bool>& has_predecessor) {
   for (std::size_t i = 0; i < table.num_vertices(); ++i) {
     const buffer_id begin = table.first[i];
     const buffer_id end = begin + table.num_outputs(i);
@@ -126,8 +130,10 @@ inline void settle_reuse(buffer_table& table) {
       for (buffer_id o = begin; o < end; ++o) {
         claimed = claimed || table.storage[o] == source || (o < b && table.takes_over[o] == source);
       }
-      const bool allowed = table.owns_storage(b) && !table.persistent[b] && !table.persistent[source] &&
-                           !table.live_out[source] && table.bytes[source] == table.bytes[b] && !claimed;
+      const bool allowed = table.owns_storage(b) && !table.persistent[b] && !table.live_out[b] &&
+                           !table.persistent[source] &&
+                           !table.live_out[source] && has_predecessor[table.owner[source]] &&
+                           table.bytes[source] == table.bytes[b] && !claimed;
       table.takes_over[b] = allowed ? source : no_buffer;
     }
   }
@@ -200,7 +206,13 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   for (const auto& [b, source] : aliases) table.shares[b] = source_id(b, source);
   if (!aliases.empty()) detail::settle_storages(table);
   for (const auto& [b, source] : may_aliases) table.takes_over[b] = source_id(b, source);
-  if (!may_aliases.empty()) detail::settle_reuse(table);
+  if (!may_aliases.empty()) {
+    std::vector<bool> has_predecessor(n);
+    for (const auto v : boost::make_iterator_range(vertices(g))) {
+      for (const auto e : boost::make_iterator_range(out_edges(v, g))) has_predecessor[index(target(e, g))] = true;
+    }
+    detail::settle_reuse(table, has_predecessor);
+  }
   return table;
 }
 

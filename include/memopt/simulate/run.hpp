@@ -111,7 +111,8 @@ inline void device_memory(const simulation_result& r, std::size_t d, const liven
     if (const std::size_t source = local_of(tb.takes_over); source != no_task) table.takes_over[lb] = source;
   }
   memopt::detail::settle_storages(table);
-  memopt::detail::settle_reuse(table);
+  // Graph inputs were left out in the graph's table; a task here is never one.
+  memopt::detail::settle_reuse(table, std::vector<bool>(tasks.size(), true));
 
   memopt::detail::start_intervals(live, step, n);
   std::vector<bool> read(table.size(), false);
