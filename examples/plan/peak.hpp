@@ -5,8 +5,8 @@
 // that own theirs: buffers = storages + aliased_outputs), peak_bytes
 // (transient), persistent_bytes, peak_step, peak_node, live_at_peak (the
 // storages live there, "node:port"), op_bound_bytes (the largest inputs plus
-// outputs of one node, storages counted once: no order goes below it; the
-// bound HMCOS and others quote) and op_bound_node, and with --timeline the
+// outputs of one node, storages counted once, less what in-place reuse may
+// save there: no order goes below it; the bound HMCOS and others quote) and op_bound_node, and with --timeline the
 // live bytes at every step. --no-alias counts every output apart.
 
 #include "command.hpp"
@@ -27,8 +27,11 @@
 namespace memopt::plan {
 
 /// The node whose transient inputs, outputs (each storage once) and scratch
-/// are the largest, and their bytes: every order holds them together at its step.
-inline std::pair<std::uint64_t, std::size_t> op_bound(const io::file_graph& g, const buffer_table& buffers) {
+/// are the largest, and their bytes: every order holds them together at its
+/// step, less what in-place reuse may save there (an output that may take
+/// over an input's storage, in the orders where this node reads it last).
+inline std::pair<std::uint64_t, std::size_t> op_bound(const io::file_graph& g) {
+  const buffer_table buffers = make_buffer_table(g);  // order-free: no order's reuse applied
   std::pair<std::uint64_t, std::size_t> best{0, 0};
   std::vector<buffer_id> storages;
   for (const auto v : boost::make_iterator_range(vertices(g))) {
@@ -43,6 +46,9 @@ inline std::pair<std::uint64_t, std::size_t> op_bound(const io::file_graph& g, c
     std::uint64_t bytes = 0;
     for (const buffer_id s : storages) {
       if (!buffers.persistent[s]) bytes += buffers.bytes[s];
+    }
+    for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1]; ++b) {
+      if (buffers.takes_over[b] != no_buffer) bytes -= buffers.bytes[b];
     }
     if (bytes > best.first) best = {bytes, v};
   }
@@ -67,7 +73,7 @@ inline nlohmann::ordered_json peak_json(const io::file_graph& g, const std::vect
   for (const auto b : live.live_at_peak) {
     at_peak.push_back(buffer_name(g, live.buffers.owner[b], live.buffers.port_of(b)));
   }
-  const auto [bound, bound_node] = op_bound(g, live.buffers);
+  const auto [bound, bound_node] = op_bound(g);
   out["op_bound_bytes"] = bound;
   out["op_bound_node"] = num_vertices(g) == 0 ? "" : g[bound_node].name;
   if (timeline) out["timeline"] = live.timeline;

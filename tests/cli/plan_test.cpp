@@ -611,6 +611,11 @@ TEST_CASE("peak: may-alias marks count only under --in-place, for a file") {
   const auto reused = peak(" --in-place");
   CHECK(reused["peak_bytes"] == 16);  // r in x's storage: x's 10, k 4, w 2 at w's step
   CHECK(reused["aliased_outputs"] == 1);
+  // The single-op bound holds for every order: r's step is x and r (20)
+  // apart, x's storage alone (10) where r takes it over; then w's 16 leads.
+  CHECK(peak("")["op_bound_bytes"] == 20);
+  CHECK(reused["op_bound_bytes"] == 16);
+  CHECK(reused["op_bound_node"] == "w");
   check_refused(plan("rewrite " + file.string() + " --budget 1 --in-place"),
                 "rewrite plans without in-place reuse: --in-place is not taken here");
 }
