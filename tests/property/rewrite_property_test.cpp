@@ -18,6 +18,28 @@ namespace mt = memopt::testing;
 namespace rw = memopt::rewrite;
 namespace remat = memopt::remat;
 
+namespace {
+
+/// The recompute pass over random targets (in the second half) and hints of
+/// the n vertices `facts` describes: manual every third trial, else heuristic
+/// over every non-target (unnamed ops are cheap).
+rw::rewrite_plan random_recompute_plan(std::mt19937_64& rng, const rw::graph_facts& facts, std::size_t n, int trial) {
+  std::vector<bool> target(n), hint(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    target[v] = v >= n / 2 && std::bernoulli_distribution(0.5)(rng);
+    hint[v] = std::bernoulli_distribution(0.4)(rng);
+  }
+  rw::recompute_options options;
+  options.mode = trial % 3 == 0 ? rw::recompute_mode::manual : rw::recompute_mode::heuristic;
+  options.target_scope.clear();
+  options.is_target = [&](std::size_t v) { return target[v]; };
+  options.has_hint = [&](std::size_t v) { return hint[v]; };
+  options.cheap_ops = {""};
+  return rw::recompute(facts, options);
+}
+
+}  // namespace
+
 TEST_CASE("property: recompute plans are valid, apply cleanly and evaluate to the liveness peak") {
   std::mt19937_64 rng(20261127);
   std::size_t copied = 0;
@@ -26,19 +48,8 @@ TEST_CASE("property: recompute plans are valid, apply cleanly and evaluate to th
     const auto spec = mt::random_dag(rng, {.min_nodes = 2, .max_nodes = 30, .alias_probability = trial % 2 ? 0.3 : 0.0});
     const mt::built<mt::vec_graph> b(spec);
     const std::size_t n = spec.nodes.size();
-    std::vector<bool> target(n), hint(n);
-    for (std::size_t v = 0; v < n; ++v) {
-      target[v] = v >= n / 2 && std::bernoulli_distribution(0.5)(rng);
-      hint[v] = std::bernoulli_distribution(0.4)(rng);
-    }
-    rw::recompute_options options;
-    options.mode = trial % 3 == 0 ? rw::recompute_mode::manual : rw::recompute_mode::heuristic;
-    options.target_scope.clear();
-    options.is_target = [&](std::size_t v) { return target[v]; };
-    options.has_hint = [&](std::size_t v) { return hint[v]; };
-    options.cheap_ops = {""};  // unnamed ops: the heuristic takes every non-target
     const auto facts = rw::read_facts(b.g);
-    const auto plan = rw::recompute(facts, options);
+    const auto plan = random_recompute_plan(rng, facts, n, trial);
     REQUIRE(rw::check_plan(facts, plan).empty());
     const auto report = rw::evaluate(facts, plan, {.time_limit_seconds = std::nullopt, .work_limit = 2000});
     copied += plan.nodes.size();
@@ -193,19 +204,8 @@ TEST_CASE("property: the guard (prune_plan) never hands back a graph worse than 
     const auto spec = mt::random_dag(rng, {.min_nodes = 2, .max_nodes = 28, .alias_probability = trial % 2 ? 0.3 : 0.0});
     const mt::built<mt::vec_graph> b(spec);
     const std::size_t n = spec.nodes.size();
-    std::vector<bool> target(n), hint(n);
-    for (std::size_t v = 0; v < n; ++v) {
-      target[v] = v >= n / 2 && std::bernoulli_distribution(0.5)(rng);
-      hint[v] = std::bernoulli_distribution(0.4)(rng);
-    }
-    rw::recompute_options options;
-    options.mode = trial % 3 == 0 ? rw::recompute_mode::manual : rw::recompute_mode::heuristic;
-    options.target_scope.clear();
-    options.is_target = [&](std::size_t v) { return target[v]; };
-    options.has_hint = [&](std::size_t v) { return hint[v]; };
-    options.cheap_ops = {""};
     const auto facts = rw::read_facts(b.g);
-    auto plan = rw::recompute(facts, options);
+    auto plan = random_recompute_plan(rng, facts, n, trial);
     if (trial % 4 == 3) {  // and swaps on top, as --mode all makes them: parts across passes
       const auto h = rw::apply(facts, plan);
       const auto now = rw::read_facts(h);
