@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -202,17 +203,7 @@ TEST_CASE("rewrite: the JSON contract, the rewritten graph written and read back
 TEST_CASE("rewrite --mode recompute: the guard keeps the group that helps, drops the one that hurts, and says so") {
   // tests/rewrite/recompute_test.cpp works the peaks out: 315 as given, 280
   // with both groups, 225 with a's alone (q's alone: 370).
-  const auto graph = write_temp("one_helps_one_hurts.json", R"({"format": "memopt-graph/1", "name": "two_groups", "nodes": [
-    {"name": "x", "op": "Placeholder", "outputs": [10]},
-    {"name": "p", "op": "MatMul", "outputs": [60], "inputs": ["x:0"]},
-    {"name": "q", "op": "Cast", "outputs": [5], "inputs": ["p:0"]},
-    {"name": "a", "op": "Relu", "outputs": [100], "inputs": ["x:0"]},
-    {"name": "m", "op": "MatMul", "outputs": [10], "inputs": ["a:0", "p:0"]},
-    {"name": "big", "op": "MatMul", "outputs": [200], "inputs": ["m:0"]},
-    {"name": "y", "op": "MatMul", "outputs": [10], "inputs": ["big:0"]},
-    {"name": "gradients/g1", "op": "MatMulGrad", "outputs": [10], "inputs": ["y:0", "a:0"]},
-    {"name": "gradients/g2", "op": "MatMulGrad", "outputs": [10], "inputs": ["gradients/g1:0", "q:0"]}],
-    "outputs": ["gradients/g2:0"]})");
+  const std::filesystem::path graph = data_dir + "/rewrite/one_helps_one_hurts.json";
   const auto rewritten = temp_path("two_groups_rewritten.json");
   const auto r = plan("rewrite " + graph.string() + " --budget 250 --mode recompute --output " + rewritten.string());
   REQUIRE(r.status == 0);

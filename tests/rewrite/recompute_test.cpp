@@ -169,21 +169,12 @@ namespace {
 /// - q's group (Recomputed/q reads p): p (60) stays instead of q (5):
 ///   100 + 60 + 10 + 200 = 370. It hurts.
 /// - both: 10 + 60 + 10 + 200 = 280, the seed's plan.
-const std::string one_helps_one_hurts = R"([
-  {"name": "x", "op": "Placeholder", "outputs": [10]},
-  {"name": "p", "op": "MatMul", "outputs": [60], "inputs": ["x:0"]},
-  {"name": "q", "op": "Cast", "outputs": [5], "inputs": ["p:0"]},
-  {"name": "a", "op": "Relu", "outputs": [100], "inputs": ["x:0"]},
-  {"name": "m", "op": "MatMul", "outputs": [10], "inputs": ["a:0", "p:0"]},
-  {"name": "big", "op": "MatMul", "outputs": [200], "inputs": ["m:0"]},
-  {"name": "y", "op": "MatMul", "outputs": [10], "inputs": ["big:0"]},
-  {"name": "gradients/g1", "op": "MatMulGrad", "outputs": [10], "inputs": ["y:0", "a:0"]},
-  {"name": "gradients/g2", "op": "MatMulGrad", "outputs": [10], "inputs": ["gradients/g1:0", "q:0"]}])";
+const std::string one_helps_one_hurts = MEMOPT_DATA_DIR "/rewrite/one_helps_one_hurts.json";
 
 }  // namespace
 
 TEST_CASE("prune_plan: of two recompute groups the one that hurts is dropped, the one that helps kept as the seed made it") {
-  const auto g = graph_of(one_helps_one_hurts, R"(["gradients/g2:0"])");
+  const auto g = memopt::io::read_graph(one_helps_one_hurts);
   const auto facts = rw::read_facts(g);
   const auto seed = rw::recompute(facts);
   REQUIRE(rw::check_plan(facts, seed).empty());
@@ -235,7 +226,7 @@ TEST_CASE("prune_plan: of two recompute groups the one that hurts is dropped, th
 
 TEST_CASE("prune_plan: a plan that helps nowhere comes back empty; one with nothing in it, as it was") {
   // Only q's group: it raises the peak from 315 to 370.
-  const auto g = graph_of(one_helps_one_hurts, R"(["gradients/g2:0"])");
+  const auto g = memopt::io::read_graph(one_helps_one_hurts);
   const auto facts = rw::read_facts(g);
   rw::recompute_options only_q;
   only_q.cheap_ops = {"Cast"};
@@ -263,7 +254,7 @@ TEST_CASE("prune_plan: a plan that helps nowhere comes back empty; one with noth
 }
 
 TEST_CASE("prune_plan: a work limit spent keeps the parts not decided, and says so") {
-  const auto g = graph_of(one_helps_one_hurts, R"(["gradients/g2:0"])");
+  const auto g = memopt::io::read_graph(one_helps_one_hurts);
   const auto facts = rw::read_facts(g);
   const auto seed = rw::recompute(facts);
   const auto r = rw::prune_plan(facts, seed, {.work_limit = 1});
