@@ -12,6 +12,7 @@
 // extra_flops_percent, copies.
 #include "training_graph.hpp"
 
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <benchmark/benchmark.h>

@@ -20,6 +20,7 @@
 #include <support/checkmate.hpp>
 #include <support/random_training.hpp>
 
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <benchmark/benchmark.h>

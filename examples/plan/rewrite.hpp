@@ -59,6 +59,7 @@
 
 #include <tf_like/rewrite.hpp>
 
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 
 #include <nlohmann/json.hpp>

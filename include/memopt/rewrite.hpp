@@ -15,6 +15,3 @@
 #include <memopt/rewrite/recompute.hpp>
 #include <memopt/rewrite/relax.hpp>
 #include <memopt/rewrite/swap.hpp>
-
-// The budget planner, once part of this family, now its own (memopt/remat.hpp).
-#include <memopt/remat.hpp>

@@ -7,6 +7,7 @@
 #include "../support/random_dag.hpp"
 
 #include <memopt/io/graph_file.hpp>
+#include <memopt/remat.hpp>
 #include <memopt/rewrite.hpp>
 #include <memopt/simulate.hpp>
 
