@@ -165,6 +165,33 @@ TEST_CASE("list_schedule: tie-break options are deterministic and differ") {
   CHECK(memopt::list_schedule(g, {}, {.ties = tie_break::lowest_index}).order == std::vector<std::size_t>{0, 1, 2});
 }
 
+/// Whether best_of(g, args...) is a valid call.
+template <class G, class... Args>
+concept best_of_takes = requires(const G& g, const Args&... args) { memopt::best_of(g, args...); };
+static_assert(best_of_takes<mt::vec_graph, memopt::dfs_scheduler, memopt::list_scheduler<>>);
+static_assert(best_of_takes<mt::vec_graph, memopt::dfs_scheduler, memopt::list_scheduler<>, memopt::identity_index>);
+static_assert(!best_of_takes<mt::vec_graph, memopt::identity_index, memopt::dfs_scheduler>);  // the index map is last
+static_assert(!best_of_takes<mt::list_graph, memopt::dfs_scheduler>);  // listS vertices need one
+
+TEST_CASE_TEMPLATE("best_of: the index map comes last; without it the vertices are their own index", G, mt::list_graph,
+                   mt::hand_graph) {
+  const auto [reference, rv] = mt::build<mt::vec_graph>(mt::diamond());
+  const auto [g, vertex] = mt::build<G>(mt::diamond());
+  const auto expected = memopt::best_of(reference, memopt::bfs_scheduler{}, memopt::list_scheduler<>{});
+  CHECK(expected.peak_bytes == 12);
+  const auto identity =
+      memopt::best_of(reference, memopt::bfs_scheduler{}, memopt::list_scheduler<>{}, memopt::identity_index{});
+  CHECK(identity.order == expected.order);
+  CHECK(identity.chosen == expected.chosen);
+  const auto r = memopt::best_of(g, memopt::bfs_scheduler{}, memopt::list_scheduler<>{}, mt::index_map(g));
+  CHECK(indices(g, r.order) == expected.order);
+  CHECK(r.peak_bytes == expected.peak_bytes);
+  CHECK(r.chosen == 1);
+  REQUIRE(r.candidates.size() == 2);
+  CHECK(r.candidates[0].peak_bytes == 21);
+  CHECK(memopt::xla_schedule(g, mt::index_map(g)).peak_bytes == memopt::xla_schedule(reference).peak_bytes);
+}
+
 TEST_CASE_TEMPLATE("schedulers: the same order on every graph type", G, mt::list_graph, mt::bidir_graph, mt::hand_graph) {
   for (const auto& [name, graph, optimum] : optima) {
     const auto& name_label = name;  // clang 14: INFO's lambda cannot capture a binding

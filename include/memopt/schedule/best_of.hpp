@@ -4,8 +4,11 @@
 // peak and time. xla_schedule is XLA's default: best_of list, dfs, post-order.
 //
 // A scheduler is any callable taking a compact_graph and returning an order
-// of dense vertex indices; the ones here also have a name().
+// of dense vertex indices; the ones here also have a name(). The vertex index
+// map comes last, as everywhere in memopt: best_of(g, schedulers..., index),
+// or best_of(g, schedulers...) on a graph whose vertices are their own index.
 
+#include <memopt/detail/trailing_index.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/registry.hpp>
 #include <memopt/schedule/dfs.hpp>
@@ -142,21 +145,32 @@ template <class G>
   return heuristics();
 }
 
+/// best_of's arguments after g: schedulers, then g's vertex index map (a
+/// callable from vertex to index that is no scheduler).
+template <class G, class... Args>
+concept schedulers_then_index = sizeof...(Args) > 0 && vertex_index_map<last_t<Args...>, G> &&
+                                !scheduler<last_t<Args...>> && all_but_last(scheduler<Args>...);
+
 }  // namespace detail
 
 /// The lowest-peak order among the schedulers' (the first one on ties), all
-/// run and evaluated on one snapshot of g.
-template <tensor_graph G, vertex_index_map<G> Index, scheduler... S>
-[[nodiscard]] best_of_result<G> best_of(const G& g, Index index, const S&... schedulers) {
-  static_assert(sizeof...(S) > 0, "best_of needs at least one scheduler");
-  return detail::best_of_snapshot<G>(make_compact_graph(g, index), vertices_by_index(g, index), schedulers...);
+/// run and evaluated on one snapshot of g: best_of(g, schedulers..., index).
+template <tensor_graph G, class... Args>
+  requires detail::schedulers_then_index<G, Args...>
+[[nodiscard]] best_of_result<G> best_of(const G& g, const Args&... args) {
+  static_assert(sizeof...(Args) > 1, "best_of needs at least one scheduler");
+  return detail::with_last_first(
+      [&](const auto& index, const auto&... schedulers) {
+        return detail::best_of_snapshot<G>(make_compact_graph(g, index), vertices_by_index(g, index), schedulers...);
+      },
+      args...);
 }
 
-/// best_of on a graph whose vertices are their own index.
+/// best_of on a graph whose vertices are their own index: best_of(g, schedulers...).
 template <tensor_graph G, scheduler... S>
   requires indexed_dag<G>
 [[nodiscard]] best_of_result<G> best_of(const G& g, const S&... schedulers) {
-  return best_of(g, identity_index{}, schedulers...);
+  return best_of(g, schedulers..., identity_index{});
 }
 
 /// The graph's own order (vertices(g)) as dense indices, when it is a
@@ -178,7 +192,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 /// XLA's default memory scheduler: the best of list, DFS and post-order.
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] best_of_result<G> xla_schedule(const G& g, Index index = {}) {
-  return best_of(g, index, list_scheduler<>{}, dfs_scheduler{}, post_order_scheduler{});
+  return best_of(g, list_scheduler<>{}, dfs_scheduler{}, post_order_scheduler{}, index);
 }
 
 }  // namespace memopt
