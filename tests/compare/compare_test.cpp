@@ -98,6 +98,27 @@ TEST_CASE("compare schedule_cells: every built-in, then a user's priority and sc
   CHECK(some[0].lower_bound == memopt::lower_bound(g));  // no search ran: the static bound
 }
 
+TEST_CASE("compare schedule_cells: a listS graph passes its index map last, after its own schedulers") {
+  const auto reference = mt::build<mt::vec_graph>(mt::diamond());
+  const auto built = mt::build<mt::list_graph>(mt::diamond());  // descriptors are pointers, not 0..n-1
+  const auto index = mt::index_map(built.g);
+  const memopt::compare::comparison_options options{.limits = {.work_limit = 10'000}};
+  const auto expected = memopt::compare::schedule_cells(reference.g, "diamond", options, frees_most{});
+  const auto cells = memopt::compare::schedule_cells(built.g, "diamond", options, frees_most{}, index);
+  REQUIRE(cells.size() == expected.size());
+  for (std::size_t k = 0; k < cells.size(); ++k) {
+    CHECK(cells[k].algorithm == expected[k].algorithm);
+    CHECK(cells[k].value == expected[k].value);
+    CHECK(cells[k].lower_bound == 12);
+  }
+  CHECK(cells.back().algorithm == "frees-most");
+  const auto identity = memopt::compare::schedule_cells(reference.g, "diamond", options, memopt::identity_index{});
+  CHECK(identity.size() == expected.size() - 1);  // no own scheduler: the built-ins
+  const auto dfs = memopt::compare::schedule_cells(built.g, "diamond", {.algorithms = {"dfs"}}, index);
+  REQUIRE(dfs.size() == 1);
+  CHECK(dfs[0].value == std::ranges::find(expected, "dfs", &memopt::compare::cell::algorithm)->value);
+}
+
 TEST_CASE("compare arena_cells and share_cells: every heap algorithm and sharing pass for an order") {
   const auto built = mt::build<mt::vec_graph>(mt::fanout6());
   const auto& g = built.g;
