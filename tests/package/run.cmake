@@ -16,13 +16,8 @@ function(expect expected)
 endfunction()
 
 # docs/compare.md shows the consumer's priority as compare_main.cpp has it, between its markers.
-file(READ ${CMAKE_CURRENT_LIST_DIR}/consumer/compare_main.cpp compare_main)
-string(REGEX MATCH "// \\[compare.md\\]\n(.*)// \\[compare.md\\]" shown "${compare_main}")
-file(READ ${SOURCE_DIR}/docs/compare.md compare_md)
-string(FIND "${compare_md}" "```cpp\n${CMAKE_MATCH_1}```" at)
-if(shown STREQUAL "" OR at EQUAL -1)
-  message(FATAL_ERROR "docs/compare.md does not show tests/package/consumer/compare_main.cpp's priority as it is")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../expect_quoted.cmake)
+expect_quoted(${CMAKE_CURRENT_LIST_DIR}/consumer/compare_main.cpp compare.md ${SOURCE_DIR}/docs/compare.md)
 
 set(chain ${SOURCE_DIR}/examples/data/small/chain.json)
 set(chain_figures "consumer_io: chain peak 35 best 35 arena 35 shared 65")

@@ -21,10 +21,16 @@
 //   memory model applies it (buffer_table::takes_over); a graph that declares
 //   none is unchanged, so declaring them is the switch.
 //
+// One convention for every member: the vertex asked about comes by its
+// descriptor (v), and any other vertex (the source of alias_of and
+// shares_storage_of) is named by its index in the vertex index map the
+// algorithm is called with (on a vecS graph, the same number).
+//
 // The default, bundled_tensor_traits<G>, reads bundled properties by member
 // name; memopt's own bundles (tensor_node, tensor_edge) have all of them.
 // Specialise tensor_traits<G> for your graph, inheriting the default to
-// override one member:
+// override one member (examples/own_bundle.cpp writes every member for a
+// bundle of its own):
 //
 //   template <>
 //   struct memopt::tensor_traits<my::net> : memopt::bundled_tensor_traits<my::net> {
