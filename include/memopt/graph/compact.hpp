@@ -28,6 +28,7 @@
 #include <limits>
 #include <stdexcept>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace memopt {
@@ -64,6 +65,24 @@ namespace detail {
 /// is where row r starts.
 inline void counts_to_offsets(std::vector<std::size_t>& first) {
   for (std::size_t r = 1; r < first.size(); ++r) first[r] += first[r - 1];
+}
+
+/// Rows from (row, item) entries, each row's items in the order given. O(rows + entries).
+template <class T>
+[[nodiscard]] csr_rows<T> group_rows(std::size_t rows, std::span<const std::pair<std::size_t, T>> entries) {
+  csr_rows<T> grouped;
+  grouped.first.assign(rows + 1, 0);
+  for (const auto& entry : entries) ++grouped.first[entry.first + 1];
+  counts_to_offsets(grouped.first);
+  grouped.items.resize(entries.size());
+  // first[r + 1] is where row r ends: fill each row from its end, entries in
+  // reverse, then shift the offsets down one to where rows start.
+  for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry) {
+    grouped.items[--grouped.first[entry->first + 1]] = entry->second;
+  }
+  std::copy(grouped.first.begin() + 1, grouped.first.end(), grouped.first.begin());
+  grouped.first.back() = entries.size();
+  return grouped;
 }
 
 /// Drops repeated items within each row, keeping first occurrences in order.

@@ -49,17 +49,36 @@ std::string policy_name() {
   }
 }
 
-/// Device d's memory: its tasks' runs as steps, the one model over them.
-inline void device_memory(const simulation_result& r, std::size_t d, const liveness_options& options,
+/// A run as a step of its device: (the time it holds the step at, run position).
+using keyed_run = std::pair<double, std::size_t>;
+
+/// By device, its runs as steps: keyed by time (a send when it ends, when it
+/// stops reading), in run order.
+inline std::vector<std::vector<keyed_run>> runs_by_device(const simulation_result& r, std::size_t num_devices) {
+  std::vector<std::vector<keyed_run>> keyed(num_devices);
+  for (std::size_t k = 0; k < r.runs.size(); ++k) {
+    const task_run& run = r.runs[k];
+    const task& t = r.graph.tasks[run.task];
+    keyed[t.device].emplace_back(t.kind == task_kind::send ? run.end_us : run.start_us, k);
+  }
+  return keyed;
+}
+
+/// Buffers read by a task that never ran: kept to the end of every device's run.
+inline std::vector<bool> read_by_waiting_tasks(const simulation_result& r) {
+  std::vector<bool> read(r.graph.buffers.size(), false);
+  for (const std::size_t t : r.not_run) {
+    for (const std::size_t b : r.graph.reads[t]) read[b] = true;
+  }
+  return read;
+}
+
+/// Device d's memory: its runs (runs_by_device) as steps by time, then run
+/// order, the one model over them.
+inline void device_memory(const simulation_result& r, std::vector<keyed_run> keyed,
+                          const std::vector<bool>& read_by_waiting, const liveness_options& options,
                           device_report& out) {
   const task_graph& tg = r.graph;
-  // Steps: runs of d's tasks, by time (a send when it ends), then run order.
-  std::vector<std::pair<double, std::size_t>> keyed;
-  for (std::size_t k = 0; k < r.runs.size(); ++k) {
-    const task& t = tg.tasks[r.runs[k].task];
-    if (t.device != d) continue;
-    keyed.emplace_back(t.kind == task_kind::send ? r.runs[k].end_us : r.runs[k].start_us, k);
-  }
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   const std::size_t n = keyed.size();
@@ -78,14 +97,14 @@ inline void device_memory(const simulation_result& r, std::size_t d, const liven
     }
   }
   // Tasks of d that never ran hold nothing; their reads keep buffers to the end.
-  std::vector<bool> read_by_waiting(tg.buffers.size(), false);
-  for (const std::size_t t : r.not_run) {
-    for (const std::size_t b : tg.reads[t]) read_by_waiting[b] = true;
-  }
-
   liveness_result& live = out.memory;
   buffer_table& table = live.buffers;
   std::vector<std::size_t> local_buffer(tg.buffers.size(), no_task);
+  std::size_t count = 0;
+  for (const std::size_t t : tasks) count += tg.first_buffer[t + 1] - tg.first_buffer[t];
+  for (auto* ids : {&out.buffer_ids, &table.owner, &table.shares}) ids->reserve(count);
+  table.bytes.reserve(count);
+  for (auto* flags : {&table.persistent, &table.live_out, &table.in_place, &table.scratch}) flags->reserve(count);
   table.first.assign(tasks.size() + 1, 0);
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     table.first[i] = out.buffer_ids.size();
@@ -150,6 +169,8 @@ template <cost_model Cost, ready_policy Policy>
   std::vector<double> ready(count, 0);
   std::vector<std::size_t> inputs_ready(count, 0);
   std::vector<bool> ran(count, false);
+  std::vector<bool> merge(count);  // dense: read once per arc below
+  for (std::size_t t = 0; t < count; ++t) merge[t] = g.tasks[t].merge;
   const ready_view view(g, ready);
   for (std::size_t t = 0; t < count; ++t) {
     if (g.starts_ready[t]) policy.push(t, view);
@@ -204,7 +225,7 @@ template <cost_model Cost, ready_policy Policy>
     ran[t] = true;
     for (const std::size_t s : g.successors[t]) {
       ++inputs_ready[s];
-      if (inputs_ready[s] == g.num_inputs[s] || g.tasks[s].merge) {
+      if (inputs_ready[s] == g.num_inputs[s] || merge[s]) {
         ready[s] = run.end_us;
         policy.push(s, view);
       }
@@ -214,11 +235,13 @@ template <cost_model Cost, ready_policy Policy>
   for (std::size_t t = 0; t < count; ++t) {
     if (!ran[t]) r.not_run.push_back(t);
   }
+  auto keyed = detail::runs_by_device(r, num_devices);
+  const std::vector<bool> read_by_waiting = detail::read_by_waiting_tasks(r);
   for (std::size_t d = 0; d < num_devices; ++d) {
     device_report& dev = r.devices[d];
     dev.idle_us = r.makespan_us - dev.busy_us;
     dev.utilisation = r.makespan_us > 0 ? dev.busy_us / r.makespan_us : 0;
-    detail::device_memory(r, d, memory, dev);
+    detail::device_memory(r, std::move(keyed[d]), read_by_waiting, memory, dev);
   }
   return r;
 }

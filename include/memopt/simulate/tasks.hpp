@@ -24,6 +24,7 @@
 //   a token of that size until they have run, as the seed counts port -1.
 
 #include <memopt/graph/buffers.hpp>
+#include <memopt/graph/compact.hpp>
 #include <memopt/graph/index_map.hpp>
 #include <memopt/graph/storage.hpp>
 #include <memopt/graph/tensor_traits.hpp>
@@ -81,12 +82,12 @@ struct task_buffer {
 
 struct task_graph {
   std::vector<task> tasks;
-  std::vector<std::vector<std::size_t>> successors;  ///< by task, one arc per input of the successor
+  csr_rows<std::size_t> successors;                  ///< by task, one arc per input of the successor
   std::vector<std::size_t> num_inputs;               ///< by task
   std::vector<bool> starts_ready;                    ///< by task: no input, or fed
   std::vector<std::size_t> first_buffer;             ///< by task, and one past the last
   std::vector<task_buffer> buffers;
-  std::vector<std::vector<std::size_t>> reads;       ///< by task: the buffers it reads
+  csr_rows<std::size_t> reads;                       ///< by task: the buffers it reads
   std::vector<std::size_t> task_of_vertex;           ///< by vertex index: its task, no_task when pruned
   std::size_t transfers = 0;                         ///< send/receive pairs created
 };
@@ -108,27 +109,36 @@ struct task_options {
 
 namespace detail {
 
-/// Which of n vertices run: the fan-in of the fetches, not crossing fed vertices.
-inline std::vector<bool> vertices_to_run(const std::vector<std::vector<std::size_t>>& predecessors,
+/// A data or control input of a vertex in the caller's graph.
+struct graph_input {
+  std::size_t source = 0;
+  std::ptrdiff_t port = 0;  ///< -1: a control edge
+  std::uint64_t bytes = 0;  ///< of the output read (0 for a control edge)
+};
+
+/// Which vertices run: the fan-in of the fetches (inputs and in-place
+/// orders), not crossing fed vertices.
+inline std::vector<bool> vertices_to_run(const csr_rows<graph_input>& inputs, std::span<const storage_hazard> hazards,
                                          const std::vector<bool>& fed, std::span<const std::size_t> fetch) {
-  const std::size_t n = predecessors.size();
+  const std::size_t n = fed.size();
   if (fetch.empty()) return std::vector<bool>(n, true);
+  std::vector<std::pair<std::size_t, std::size_t>> orders;
+  for (const storage_hazard& h : hazards) orders.emplace_back(h.after, h.before);
+  const csr_rows<std::size_t> ordered_after = memopt::detail::group_rows<std::size_t>(n, orders);
   std::vector<bool> keep(n, false);
   std::vector<std::size_t> stack;
-  for (const std::size_t v : fetch) {
-    if (!keep[v]) stack.push_back(v);
+  const auto visit = [&](std::size_t v) {
+    if (keep[v]) return;
     keep[v] = true;
-  }
+    stack.push_back(v);
+  };
+  for (const std::size_t v : fetch) visit(v);
   while (!stack.empty()) {
     const std::size_t v = stack.back();
     stack.pop_back();
     if (fed[v]) continue;
-    for (const std::size_t u : predecessors[v]) {
-      if (!keep[u]) {
-        keep[u] = true;
-        stack.push_back(u);
-      }
-    }
+    for (const graph_input& in : inputs[v]) visit(in.source);
+    for (const std::size_t u : ordered_after[v]) visit(u);
   }
   return keep;
 }
@@ -168,13 +178,18 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     if (v >= n) throw bad_simulation_input_error(input_fault::unknown_vertex, v, n);
   }
 
-  // The graph's edges by target, in the order out_edges lists them.
-  struct in_edge {
-    std::size_t source;
-    std::ptrdiff_t port;  // -1: control
-  };
-  std::vector<std::vector<in_edge>> inputs(n);
-  std::vector<std::vector<std::size_t>> predecessors(n);
+  // The graph's edges by target, in the order out_edges lists them: one pass
+  // over the edges (their bundles are the slow part of a Boost graph to read)
+  // into packed entries, then grouped.
+  std::vector<std::uint64_t> output_bytes(table.size());  // by buffer id: what tensors::output_bytes says
+  for (const auto v : boost::make_iterator_range(vertices(g))) {
+    const std::size_t i = index(v);
+    for (std::size_t port = 0; port < table.num_outputs(i); ++port) {
+      output_bytes[table.id(i, port)] = tensors::output_bytes(g, v, port);
+    }
+  }
+  std::vector<std::pair<std::size_t, detail::graph_input>> edges;
+  edges.reserve(memopt::detail::num_edges_hint(g));
   for (const auto u : boost::make_iterator_range(vertices(g))) {
     const std::size_t i = index(u);
     for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
@@ -182,16 +197,29 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
       const bool control = tensors::is_control(g, e);
       const std::size_t port = control ? 0 : tensors::port(g, e);
       if (!control && port >= table.num_outputs(i)) throw bad_port_error(i, j, port, table.num_outputs(i));
-      inputs[j].push_back({i, control ? -1 : static_cast<std::ptrdiff_t>(port)});
-      predecessors[j].push_back(i);
+      if (control) {
+        edges.push_back({j, {i, -1, 0}});
+      } else {
+        edges.push_back({j, {i, static_cast<std::ptrdiff_t>(port), output_bytes[table.id(i, port)]}});
+      }
     }
   }
+  const csr_rows<detail::graph_input> inputs = memopt::detail::group_rows<detail::graph_input>(n, edges);
+  edges = {};
   const std::vector<storage_hazard> hazards = storage_hazards(g, table, index);
-  for (const storage_hazard& h : hazards) predecessors[h.after].push_back(h.before);
-  const std::vector<bool> run = detail::vertices_to_run(predecessors, fed, options.fetch);
+  const std::vector<bool> run = detail::vertices_to_run(inputs, hazards, fed, options.fetch);
 
   task_graph tg;
   tg.task_of_vertex.assign(n, no_task);
+  // Room for every op and, at most, a send and a receive per edge that crosses
+  // devices: the tasks are never moved as they are added.
+  std::size_t most_tasks = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (!run[j]) continue;
+    ++most_tasks;
+    for (const detail::graph_input& in : inputs[j]) most_tasks += placement[in.source] == placement[j] ? 0 : 2;
+  }
+  tg.tasks.reserve(most_tasks + 2 * hazards.size());
   std::vector<vertex_t<G>> vertex_list;
   vertex_list.reserve(n);
   for (const auto v : boost::make_iterator_range(vertices(g))) vertex_list.push_back(v);
@@ -214,7 +242,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     t.merge = seed_op_types::merge(t.op_type);
     t.flops = ops::flops(g, v);
     for (std::size_t port = 0; port < table.num_outputs(i); ++port) {
-      t.bytes_written += static_cast<double>(tensors::output_bytes(g, v, port));
+      t.bytes_written += static_cast<double>(output_bytes[table.id(i, port)]);
     }
     tg.tasks.push_back(std::move(t));
   }
@@ -228,7 +256,9 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     std::ptrdiff_t port;
   };
   std::vector<read_of> pending_reads;
-  std::vector<std::pair<std::size_t, std::size_t>> arcs;
+  std::vector<std::pair<std::size_t, std::size_t>> arcs;  // (from, to)
+  pending_reads.reserve(inputs.items.size());
+  arcs.reserve(inputs.items.size());
   std::unordered_map<std::tuple<std::size_t, std::ptrdiff_t, std::size_t>, std::size_t,
                      detail::transfer_key_hash> recv_of;
   const auto transfer_to = [&](std::size_t producer_task, std::ptrdiff_t port, std::size_t device) {
@@ -239,8 +269,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::string src_device = sanitized_device_name(m.devices[from.device].name);
     const std::string dst_device = sanitized_device_name(m.devices[device].name);
     const std::uint64_t bytes =
-        port < 0 ? options.control_token_bytes
-                 : tensors::output_bytes(g, by_index[from.vertex], static_cast<std::size_t>(port));
+        port < 0 ? options.control_token_bytes : output_bytes[table.id(from.vertex, static_cast<std::size_t>(port))];
     task send{.name = "Send_" + src + "_from_" + src_device + "_to_" + dst_device,
               .op_type = "_Send",
               .kind = task_kind::send,
@@ -270,13 +299,15 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     recv_of.emplace(key, s + 1);
     return s + 1;
   };
-  // Reads `port` of producer task p from task t: directly, or from the receive on t's device.
-  const auto connect = [&](std::size_t p, std::ptrdiff_t port, std::size_t t) {
-    if (tg.tasks[p].device == tg.tasks[t].device) {
+  // Vertex j's task reads `port` of vertex i's: directly, or from the receive on j's device.
+  const auto connect = [&](std::size_t i, std::ptrdiff_t port, std::size_t j) {
+    const std::size_t p = tg.task_of_vertex[i];
+    const std::size_t t = tg.task_of_vertex[j];
+    if (placement[i] == placement[j]) {
       arcs.emplace_back(p, t);
       pending_reads.push_back({t, p, port});
     } else {
-      const std::size_t r = transfer_to(p, port, tg.tasks[t].device);
+      const std::size_t r = transfer_to(p, port, placement[j]);
       arcs.emplace_back(r, t);
       pending_reads.push_back({t, r, 0});
     }
@@ -293,17 +324,13 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::size_t j = tg.tasks[t].vertex;
     if (fed[j]) continue;
     const bool is_recv = seed_op_types::recv(tg.tasks[t].op_type);
-    for (const in_edge& in : inputs[j]) {
-      const std::size_t p = tg.task_of_vertex[in.source];
+    for (const detail::graph_input& in : inputs[j]) {
       if (is_recv && seed_op_types::send(kind_of_op(in.source))) {
-        arcs.emplace_back(p, t);  // the graph's own transfer
+        arcs.emplace_back(tg.task_of_vertex[in.source], t);  // the graph's own transfer
         continue;
       }
-      if (in.port >= 0) {
-        const auto port = static_cast<std::size_t>(in.port);
-        tg.tasks[t].bytes_read += static_cast<double>(tensors::output_bytes(g, by_index[in.source], port));
-      }
-      connect(p, in.port, t);
+      tg.tasks[t].bytes_read += static_cast<double>(in.bytes);
+      connect(in.source, in.port, j);
     }
     if (is_recv && inputs[j].empty()) {
       const auto key = ops::transfer_key(g, by_index[j]);
@@ -312,19 +339,14 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     }
   }
   for (const storage_hazard& h : hazards) {
-    const std::size_t before = tg.task_of_vertex[h.before];
-    const std::size_t after = tg.task_of_vertex[h.after];
-    if (before == no_task || after == no_task || fed[h.after]) continue;
-    connect(before, -1, after);
+    if (!run[h.before] || !run[h.after] || fed[h.after]) continue;
+    connect(h.before, -1, h.after);
   }
 
   const std::size_t count = tg.tasks.size();
-  tg.successors.resize(count);
+  tg.successors = memopt::detail::group_rows<std::size_t>(count, arcs);
   tg.num_inputs.assign(count, 0);
-  for (const auto& [from, to] : arcs) {
-    tg.successors[from].push_back(to);
-    ++tg.num_inputs[to];
-  }
+  for (const auto& arc : arcs) ++tg.num_inputs[arc.second];
   tg.starts_ready.resize(count);
   for (std::size_t t = 0; t < count; ++t) {
     tg.starts_ready[t] = tg.num_inputs[t] == 0 || (t < num_ops && fed[tg.tasks[t].vertex]);
@@ -346,7 +368,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
       for (std::size_t port = 0; port < table.num_outputs(tk.vertex); ++port) {
         tg.buffers.push_back({.task = t,
                               .port = static_cast<std::ptrdiff_t>(port),
-                              .bytes = tensors::output_bytes(g, v, port),
+                              .bytes = output_bytes[table.id(tk.vertex, port)],
                               .persistent = persistent,
                               .live_out = tensors::is_live_out(g, v, port),
                               .in_place = table.in_place[table.id(tk.vertex, port)]});
@@ -363,15 +385,16 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   tg.first_buffer[count] = tg.buffers.size();
   const auto buffer_of = [&](std::size_t t, std::ptrdiff_t port) {
     const std::size_t first = tg.first_buffer[t];
-    if (tg.tasks[t].kind == task_kind::recv) return first;
-    if (port >= 0) return first + static_cast<std::size_t>(port);
+    if (port >= 0) return first + static_cast<std::size_t>(port);  // a receive is read at port 0
     return holds_token(t) ? first + table.num_outputs(tg.tasks[t].vertex) : no_task;
   };
-  tg.reads.resize(count);
+  std::vector<std::pair<std::size_t, std::size_t>> reads;  // (reader, buffer)
+  reads.reserve(pending_reads.size());
   for (const read_of& r : pending_reads) {
     const std::size_t b = buffer_of(r.producer, r.port);
-    if (b != no_task) tg.reads[r.reader].push_back(b);
+    if (b != no_task) reads.emplace_back(r.reader, b);
   }
+  tg.reads = memopt::detail::group_rows<std::size_t>(count, reads);
 
   // An alias lives in the storage of the tensor its op reads on its device,
   // and an in-place candidate may take that tensor's storage over.
