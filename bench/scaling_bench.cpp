@@ -12,6 +12,7 @@
 #include <memopt/liveness.hpp>
 #include <memopt/schedule.hpp>
 #include <memopt/share.hpp>
+#include <memopt/simulate.hpp>
 
 #include <benchmark/benchmark.h>
 #include <boost/graph/topological_sort.hpp>
@@ -107,6 +108,15 @@ void BM_list_schedule(benchmark::State& s) {
 void BM_dfs_schedule(benchmark::State& s) {
   scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::dfs_schedule(g).peak_bytes); });
 }
+void BM_post_order_schedule(benchmark::State& s) {
+  scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::post_order_schedule(g).peak_bytes); });
+}
+void BM_bfs_schedule(benchmark::State& s) {
+  scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::bfs_schedule(g).peak_bytes); });
+}
+void BM_dfs_size_schedule(benchmark::State& s) {
+  scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::dfs_size_schedule(g).peak_bytes); });
+}
 void BM_lpmf_schedule(benchmark::State& s) {
   scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::lpmf_schedule(g).peak_bytes); });
 }
@@ -120,13 +130,34 @@ void BM_dag_share(benchmark::State& s) {
   scaled(s, [](const graph& g) { benchmark::DoNotOptimize(memopt::dag_share(g).total_bytes); });
 }
 
+// Four devices, vertices placed round-robin by blocks of 1,000 (most edges stay
+// on a device, the rest become send/receive pairs), under the seed's default
+// ready policy and under FIFO; each run builds the task graph, runs it and
+// takes every device's memory.
+template <class Policy>
+void simulate_on_four(const graph& g) {
+  memopt::sim::machine four;
+  four.devices = {{.name = "gpu0"}, {.name = "gpu1"}, {.name = "gpu2"}, {.name = "gpu3"}};
+  std::vector<std::size_t> placement(num_vertices(g));
+  for (std::size_t v = 0; v < placement.size(); ++v) placement[v] = (v / 1000) % 4;
+  benchmark::DoNotOptimize(
+      memopt::sim::simulate(g, four, placement, memopt::sim::sum_cost{}, Policy{}).makespan_us);
+}
+void BM_simulate_composite(benchmark::State& s) { scaled(s, simulate_on_four<memopt::sim::composite>); }
+void BM_simulate_fifo(benchmark::State& s) { scaled(s, simulate_on_four<memopt::sim::fifo>); }
+
 #define MEMOPT_SCALING(name) BENCHMARK(name)->RangeMultiplier(10)->Range(1000, 1'000'000)->Unit(benchmark::kMillisecond)
 MEMOPT_SCALING(BM_topological_sort);
 MEMOPT_SCALING(BM_liveness);
 MEMOPT_SCALING(BM_list_schedule);
 MEMOPT_SCALING(BM_dfs_schedule);
+MEMOPT_SCALING(BM_post_order_schedule);
+MEMOPT_SCALING(BM_bfs_schedule);
+MEMOPT_SCALING(BM_dfs_size_schedule);
 MEMOPT_SCALING(BM_lpmf_schedule);
 MEMOPT_SCALING(BM_arena_best_fit);
 MEMOPT_SCALING(BM_dag_share);
+MEMOPT_SCALING(BM_simulate_composite);
+MEMOPT_SCALING(BM_simulate_fifo);
 
 }  // namespace

@@ -162,6 +162,29 @@ TEST_CASE("sweep_intervals: ends before starts at equal times, then by item, liv
   }
 }
 
+TEST_CASE("sweep_intervals: the counting sort (times below twice the events) and the comparison sort agree") {
+  // The same intervals with times scaled by 10^12 (and one near 2^64) leave
+  // the counting range: the event sequence must not change.
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> spans(1 + rng() % 40);
+    for (auto& [lower, upper] : spans) {
+      lower = rng() % 25;
+      upper = lower + rng() % 8;
+    }
+    const auto events_of = [&](std::uint64_t scale, std::uint64_t shift) {
+      std::vector<std::pair<bool, std::size_t>> seen;
+      memopt::detail::sweep_intervals(
+          spans.size(), [&](std::size_t i) { return std::pair(spans[i].first * scale + shift, spans[i].second * scale + shift); },
+          [&](std::size_t i) { seen.emplace_back(true, i); }, [&](std::size_t i) { seen.emplace_back(false, i); });
+      return seen;
+    };
+    const auto counted = events_of(1, 0);
+    CHECK(counted == events_of(1'000'000'000'000, 0));
+    CHECK(counted == events_of(1, std::numeric_limits<std::uint64_t>::max() - 40));
+  }
+}
+
 TEST_CASE("add_overflows and checked_add at the 2^64 edge") {
   constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t out = 0;

@@ -63,10 +63,14 @@ template <heap_algorithm A>
     }
     return make_heap_plan(buffers, std::move(offsets));
   } else {
+    std::uint64_t live = 0;  // max-live over the problem's own time steps, in the same sweep
+    std::uint64_t peak = 0;
     detail::sweep_intervals(
         buffers.size(), detail::space_time(buffers),
         [&](buffer_id b) {
           const heap_buffer& x = buffers[b];
+          live = detail::checked_add(live, x.bytes, b);
+          peak = std::max(peak, live);
           if constexpr (requires { algorithm.allocate(b, x.bytes, x.alignment); }) {
             algorithm.allocate(b, x.bytes, x.alignment);
           } else if (x.alignment > 1) {
@@ -75,10 +79,13 @@ template <heap_algorithm A>
             algorithm.allocate(b, x.bytes);
           }
         },
-        [&](buffer_id b) { algorithm.free(b, buffers[b].bytes); });
+        [&](buffer_id b) {
+          live -= buffers[b].bytes;
+          algorithm.free(b, buffers[b].bytes);
+        });
     auto plan = std::move(algorithm).finish();
     plan.offsets.resize(buffers.size(), 0);  // buffers taking no space sit at 0
-    plan.peak_bytes = max_live_bytes(buffers);  // over the problem's own time steps
+    plan.peak_bytes = peak;
     return plan;
   }
 }

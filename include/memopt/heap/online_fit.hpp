@@ -23,7 +23,12 @@
 namespace memopt {
 namespace detail {
 
-/// Holes below the top of the arena, by offset and by size.
+/// How a free list files its holes for the search its allocator makes: by
+/// size (the smallest that fits) or by size class (the lowest that fits).
+enum class hole_index { by_size, by_class };
+
+/// Holes below the top of the arena, by offset and as `Index` files them.
+template <hole_index Index>
 class free_list {
  public:
   /// Where `bytes` go: the hole `pick` chooses, else the top.
@@ -71,7 +76,8 @@ class free_list {
   /// class (floor of log2): in a class above that of `bytes` the lowest hole
   /// fits (alignment aside), so only one class is scanned.
   [[nodiscard]] std::optional<std::pair<std::uint64_t, std::uint64_t>> lowest_fit(
-      std::uint64_t bytes, std::uint64_t alignment) const {
+      std::uint64_t bytes, std::uint64_t alignment) const
+    requires(Index == hole_index::by_class) {
     std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
     for (std::size_t c = size_class(bytes); c < by_class_.size(); ++c) {
       for (const std::uint64_t begin : by_class_[c]) {
@@ -88,7 +94,8 @@ class free_list {
 
   /// The smallest hole holding `bytes` at `alignment`, lowest on ties.
   [[nodiscard]] std::optional<std::pair<std::uint64_t, std::uint64_t>> smallest_fit(
-      std::uint64_t bytes, std::uint64_t alignment) const {
+      std::uint64_t bytes, std::uint64_t alignment) const
+    requires(Index == hole_index::by_size) {
     for (auto it = by_size_.lower_bound({bytes, 0}); it != by_size_.end(); ++it) {
       const auto [size, begin] = *it;
       if (align_up(begin, alignment) + bytes <= begin + size) return std::pair{begin, begin + size};
@@ -102,18 +109,24 @@ class free_list {
   }
   void add_hole(std::uint64_t begin, std::uint64_t end) {
     by_offset_.emplace(begin, end);
-    by_size_.emplace(end - begin, begin);
-    by_class_[size_class(end - begin)].insert(begin);
+    if constexpr (Index == hole_index::by_size) {
+      by_size_.emplace(end - begin, begin);
+    } else {
+      by_class_[size_class(end - begin)].insert(begin);
+    }
   }
   void erase_hole(std::uint64_t begin, std::uint64_t end) {
     by_offset_.erase(begin);
-    by_size_.erase({end - begin, begin});
-    by_class_[size_class(end - begin)].erase(begin);
+    if constexpr (Index == hole_index::by_size) {
+      by_size_.erase({end - begin, begin});
+    } else {
+      by_class_[size_class(end - begin)].erase(begin);
+    }
   }
 
   std::map<std::uint64_t, std::uint64_t> by_offset_;           // begin -> end
-  std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;  // (size, begin)
-  std::array<std::set<std::uint64_t>, 64> by_class_;           // begins by size class
+  std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;  // (size, begin): by_size only
+  std::array<std::set<std::uint64_t>, 64> by_class_;           // begins by size class: by_class only
   std::uint64_t top_ = 0;
   std::uint64_t high_water_ = 0;
 };
@@ -144,7 +157,7 @@ class online_fit {
   }
 
  private:
-  free_list holes_;
+  free_list<Pick::index> holes_;
   std::vector<std::uint64_t> offsets_;
   std::uint64_t live_bytes_ = 0;
   std::uint64_t peak_bytes_ = 0;
@@ -152,13 +165,15 @@ class online_fit {
 
 struct pick_lowest {
   static constexpr std::string_view name = "first-fit";
-  auto operator()(const free_list& holes, std::uint64_t bytes, std::uint64_t alignment) const {
+  static constexpr hole_index index = hole_index::by_class;
+  auto operator()(const free_list<index>& holes, std::uint64_t bytes, std::uint64_t alignment) const {
     return holes.lowest_fit(bytes, alignment);
   }
 };
 struct pick_smallest {
   static constexpr std::string_view name = "best-fit";
-  auto operator()(const free_list& holes, std::uint64_t bytes, std::uint64_t alignment) const {
+  static constexpr hole_index index = hole_index::by_size;
+  auto operator()(const free_list<index>& holes, std::uint64_t bytes, std::uint64_t alignment) const {
     return holes.smallest_fit(bytes, alignment);
   }
 };
