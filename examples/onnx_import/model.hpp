@@ -638,7 +638,9 @@ struct converter {
   }
 
   /// A view's output 0 lives in its first input's storage; an element-wise
-  /// output 0 may take over the first input of its exact type.
+  /// output 0 may take over its first input when that has the output's shape
+  /// and element size (ONNX Runtime's CPU kernels declare MayInplace(0, 0)
+  /// only: a broadcast Add never runs in its second input).
   void add_aliases(const onnx::NodeProto& node, const std::vector<std::optional<producer>>& operands,
                    nlohmann::ordered_json& attrs) {
     if (node.output_size() == 0 || node.output(0).empty() || operands.empty()) return;
@@ -648,14 +650,10 @@ struct converter {
       attrs["view"] = true;
       return;
     }
-    if (!is_elementwise(node.op_type())) return;
-    for (int i = 0; i < node.input_size(); ++i) {
-      if (!operands[static_cast<std::size_t>(i)]) continue;
-      const tensor_type& in = types.at(node.input(i));
-      if (in.dims == out.dims && element_bytes(in.element) == element_bytes(out.element)) {
-        attrs["may_alias"] = ref(*operands[static_cast<std::size_t>(i)]);
-        return;
-      }
+    if (!is_elementwise(node.op_type()) || !operands[0]) return;
+    const tensor_type& in = types.at(node.input(0));
+    if (in.dims == out.dims && element_bytes(in.element) == element_bytes(out.element)) {
+      attrs["may_alias"] = ref(*operands[0]);
     }
   }
 

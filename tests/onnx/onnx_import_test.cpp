@@ -153,6 +153,22 @@ views (float[4,256] x) => (float[4,16,16] s, float[4,256] t) {
   CHECK(live.buffers.aliased == 1);
 }
 
+TEST_CASE("onnx: an element-wise op may run in its first input only, as ONNX Runtime's MayInplace(0, 0)") {
+  const char* text = R"(
+<ir_version: 7, opset_import: ["" : 13]>
+broadcast (float[4] b, float[2,4] x, float[2,4] y) => (float[2,4] s, float[2,4] t, float[2,4] u) {
+  s = Add (b, x)
+  t = Add (x, b)
+  u = Mul (x, y)
+}
+)";
+  const auto doc = onnx_import::to_graph_json(model_of(text));
+  // s: input 0 (b, 16 bytes) is smaller than s; x matches s but is input 1: no candidate.
+  CHECK(!node_named(doc, "s")["attrs"].contains("may_alias"));
+  CHECK(node_named(doc, "t")["attrs"]["may_alias"] == "x:0");
+  CHECK(node_named(doc, "u")["attrs"]["may_alias"] == "x:0");  // both match: the first
+}
+
 TEST_CASE("onnx: Constant and what reads only weights are persistent, and multi-output ops have a port each") {
   const char* text = R"(
 <ir_version: 7, opset_import: ["" : 13]>
