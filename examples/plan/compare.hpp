@@ -6,7 +6,8 @@
 // best schedule's lifetimes; share: total storage bytes for the program
 // order; simulate: the device peak of each ready policy on one device;
 // rewrite: the best schedule's peak after each rewrite mode at a budget of
-// half the best peak), its ratio to the family's reference on that graph
+// half the best peak, the seed's modes guarded as `rewrite` returns them),
+// its ratio to the family's reference on that graph
 // (schedule and simulate: the static bound and every search's certified one;
 // arena: max-live; share: the program order's peak; rewrite: the best peak
 // before, so a ratio below 1 is a saving) and the seconds it took. A summary per algorithm:
@@ -83,7 +84,8 @@ inline std::vector<compare::cell> compare_family(const io::file_graph& g, const 
           const auto remat = remat_plan(g, facts, {.budget = bound / 2}, search);
           return rewrite::evaluate(facts, remat.plan, search, remat.order);
         }
-        const auto p = rewrite_passes(g, facts, mode, "heuristic", "gradients/", {}, config, search, 25);
+        std::optional<seed_guard> guard;  // as `memopt-plan rewrite` returns the plan by default
+        const auto p = rewrite_passes(g, facts, mode, "heuristic", "gradients/", {}, config, search, 25, false, &guard);
         return rewrite::evaluate(facts, p, search);
       });
       cells.push_back({name, family, mode, report.peak_after, 0, seconds});
