@@ -16,6 +16,7 @@
 // bad_alias_error for an alias that is not one (graph/buffers.hpp, storage.hpp).
 // Cycles are not checked here (see require_acyclic).
 
+#include <memopt/detail/edge_walk.hpp>
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/concepts.hpp>
@@ -156,12 +157,16 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
     }
     arcs.push_back({static_cast<compact_index>(i), static_cast<compact_index>(j), b});
   };
-  for (const auto v : boost::make_iterator_range(vertices(g))) {
-    if constexpr (bidirectional_dag<G>) {
+  if constexpr (bidirectional_dag<G>) {
+    const auto in_edges_of = [&g](vertex_t<G> v) { return in_edges(v, g); };
+    detail::for_each_vertex_fetching_edges(g, in_edges_of, [&](vertex_t<G> v) {
       for (const auto e : boost::make_iterator_range(in_edges(v, g))) visit(e);
-    } else {
+    });
+  } else {
+    const auto out_edges_of = [&g](vertex_t<G> v) { return out_edges(v, g); };
+    detail::for_each_vertex_fetching_edges(g, out_edges_of, [&](vertex_t<G> v) {
       for (const auto e : boost::make_iterator_range(out_edges(v, g))) visit(e);
-    }
+    });
   }
   c.hazards = storage_hazards(g, c.buffers, index);
   for (const storage_hazard& h : c.hazards) {

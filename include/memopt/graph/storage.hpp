@@ -15,6 +15,7 @@
 // a tensor its own vertex reads (bad_alias_error otherwise). O(V + E + A log A)
 // for A accesses to overwritten storages; O(1) for a graph without aliases.
 
+#include <memopt/detail/edge_walk.hpp>
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/concepts.hpp>
@@ -110,7 +111,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   for (const auto v : boost::make_iterator_range(vertices(g))) position[index(v)] = next++;
 
   std::vector<detail::storage_access> accesses;
-  for (const auto u : boost::make_iterator_range(vertices(g))) {
+  const auto out_edges_of = [&g](vertex_t<G> u) { return out_edges(u, g); };
+  detail::for_each_vertex_fetching_edges(g, out_edges_of, [&](vertex_t<G> u) {
     const std::size_t i = index(u);
     for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
       if (traits::is_control(g, e)) continue;
@@ -124,7 +126,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       const buffer_id root = table.storage[b];
       if (overwritten[root]) accesses.push_back({root, position[j], j, writes(j, root)});
     }
-  }
+  });
   for (std::size_t k = 0; k < claim_alias.size(); ++k) {
     if (found[k]) continue;
     const buffer_id b = claim_alias[k];

@@ -33,6 +33,7 @@
 // size_overflow_error (a live sum beyond 64 bits).
 
 #include <memopt/detail/checked.hpp>
+#include <memopt/detail/edge_walk.hpp>
 #include <memopt/error.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/compact.hpp>
@@ -211,7 +212,8 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   detail::start_intervals(r, step, step.size());
   std::vector<bool> read(buffers.size(), false);
 
-  for (const auto u : boost::make_iterator_range(vertices(g))) {
+  const auto out_edges_of = [&g](vertex_t<G> u) { return out_edges(u, g); };
+  detail::for_each_vertex_fetching_edges(g, out_edges_of, [&](vertex_t<G> u) {
     const std::size_t i = index(u);
     for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
       const std::size_t j = index(target(e, g));
@@ -225,7 +227,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       read[b] = true;
       if (!buffers.persistent[b]) r.intervals[b].last = std::max(r.intervals[b].last, step[j]);
     }
-  }
+  });
   detail::require_hazards_kept(storage_hazards(g, buffers, index), step);
   detail::finish_liveness(r, step.size(), [&](std::size_t t) { return index(order[t]); }, read, options);
   return r;

@@ -91,16 +91,16 @@ inline bool has_readers(const compact_graph& g, std::size_t v) {
   const auto saturating_add = [](std::uint64_t a, std::uint64_t b) {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
   };
+  const auto users = detail::count_users(g);
   std::vector<std::size_t> operands;
   for (const auto v : post_order_order(g)) {
     if (buffers.first[v] < buffers.first[v + 1] && buffers.persistent[buffers.first[v]]) continue;
-    const std::size_t users = detail::count_users(g, v);
     std::uint64_t size = 0;
     for (buffer_id b = buffers.first[v]; b < buffers.first[v + 1]; ++b) {
       size = saturating_add(size, buffers.bytes[b]);
     }
     cumulative = saturating_add(cumulative, size);
-    extra_users[v] = users > 0 ? users - 1 : 0;
+    extra_users[v] = users[v] > 0 ? users[v] - 1 : 0;
     total_size[v] = size;
     operands.clear();
     for (const auto b : g.reads[v]) operands.push_back(buffers.owner[b]);

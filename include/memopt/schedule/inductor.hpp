@@ -171,9 +171,9 @@ class keyed_position_set {
     peak = std::max(peak, live);
     live -= state.bytes_freed(v) + state.bytes_dropped(v);
     for (const auto b : state.run(v)) {
-      for (const auto r : g.readers[b]) {
-        if (is_ready[r]) ready.set(rank[r], after(r));
-      }
+      if (g.buffers.live_out[b]) continue;  // every reader ran
+      const std::size_t r = state.sole_unscheduled_reader(b);
+      if (is_ready[r]) ready.set(rank[r], after(r));
     }
     tracker.ran(v, make_ready);
   }

@@ -52,7 +52,7 @@ struct byte_balance {
 class list_state {
  public:
   explicit list_state(const compact_graph& g) : graph(g), defined_(g.num_vertices(), 0),
-      freed_(g.num_vertices(), 0), uses_(g.buffers.size(), 0) {
+      freed_(g.num_vertices(), 0), uses_(g.buffers.size(), 0), unscheduled_readers_(g.buffers.size(), 0) {
     const auto& buffers = graph.buffers;
     dropped_.assign(graph.num_vertices(), 0);
     for (std::size_t v = 0; v < graph.num_vertices(); ++v) {
@@ -63,7 +63,8 @@ class list_state {
       }
     }
     for (buffer_id b = 0; b < buffers.size(); ++b) {
-      uses_[b] = graph.readers.size(b) + (buffers.live_out[b] ? 1 : 0);
+      uses_[b] = static_cast<compact_index>(graph.readers.size(b) + (buffers.live_out[b] ? 1 : 0));
+      for (const auto r : graph.readers[b]) unscheduled_readers_[b] ^= r;
       if (uses_[b] == 1) credit_last_reader(b);
     }
   }
@@ -78,10 +79,11 @@ class list_state {
   [[nodiscard]] std::uint64_t bytes_dropped(std::size_t v) const { return dropped_[v]; }
   /// Readers of b not yet run (plus one for a graph output).
   [[nodiscard]] std::size_t unscheduled_uses(buffer_id b) const { return uses_[b]; }
+  /// The reader of b not yet run, while unscheduled_uses(b) == 1 and b is no graph output.
+  [[nodiscard]] std::size_t sole_unscheduled_reader(buffer_id b) const { return unscheduled_readers_[b]; }
   /// Distinct vertices reading any output of v.
   [[nodiscard]] std::size_t users(std::size_t v) const {
-    if (users_.empty()) users_.assign(graph.num_vertices(), unknown);
-    if (users_[v] == unknown) users_[v] = detail::count_users(graph, v);
+    if (users_.empty()) users_ = detail::count_users(graph);
     return users_[v];
   }
   [[nodiscard]] bool scheduled(std::size_t v) const { return scheduled_.size() > v && scheduled_[v]; }
@@ -92,6 +94,7 @@ class list_state {
     scheduled_[v] = 1;
     now_single_.clear();
     for (const auto b : graph.reads[v]) {
+      unscheduled_readers_[b] ^= static_cast<compact_index>(v);
       if (--uses_[b] == 1) {
         credit_last_reader(b);
         now_single_.push_back(b);
@@ -103,20 +106,17 @@ class list_state {
  private:
   void credit_last_reader(buffer_id b) {
     if (graph.buffers.persistent[b] || graph.buffers.live_out[b]) return;
-    for (const auto r : graph.readers[b]) {
-      if (!scheduled(r)) {
-        freed_[r] += graph.buffers.bytes[b];
-        return;
-      }
-    }
+    freed_[sole_unscheduled_reader(b)] += graph.buffers.bytes[b];
   }
 
   std::vector<std::uint64_t> defined_;
   std::vector<std::uint64_t> freed_;
   std::vector<std::uint64_t> dropped_;
-  static constexpr std::size_t unknown = static_cast<std::size_t>(-1);
   mutable std::vector<std::size_t> users_;  ///< counted on first use: not every priority asks
-  std::vector<std::size_t> uses_;
+  std::vector<compact_index> uses_;
+  // By buffer: the XOR of its unscheduled readers' indices, so the one left
+  // when a single reader remains (readers are distinct).
+  std::vector<compact_index> unscheduled_readers_;
   std::vector<char> scheduled_;
   std::vector<buffer_id> now_single_;
 };
@@ -238,6 +238,12 @@ template <schedule_priority Priority = bytes_freed_priority>
       if (key[r]) push(r);
     }
   };
+  // b's last reader is known: only its bytes freed changed (none left for a graph output).
+  const auto rekey_sole_reader = [&](buffer_id b) {
+    if (g.buffers.live_out[b]) return;
+    const std::size_t r = state.sole_unscheduled_reader(b);
+    if (key[r]) push(r);
+  };
 
   detail::ready_tracker tracker(g);
   tracker.start(push);
@@ -263,7 +269,7 @@ template <schedule_priority Priority = bytes_freed_priority>
     } else if constexpr (depends == key_dependency::unscheduled_uses) {
       for (const auto b : g.reads[v]) rekey_ready_readers(b);
     } else if constexpr (depends == key_dependency::bytes_freed) {
-      for (const auto b : single) rekey_ready_readers(b);
+      for (const auto b : single) rekey_sole_reader(b);
     }
   }
   detail::require_complete(g, order);

@@ -89,15 +89,16 @@ namespace detail {
   throw cycle_error(std::move(cycle));
 }
 
-/// Distinct vertices reading any output of v.
-inline std::size_t count_users(const compact_graph& g, std::size_t v) {
-  std::size_t users = 0;
-  for (const auto s : g.successors[v]) {
-    for (const auto b : g.reads[s]) {
-      if (g.buffers.owner[b] == v) {
-        ++users;
-        break;
-      }
+/// By vertex v: its successors that read a storage v owns. One pass over
+/// the reads and predecessors, O(V + E).
+inline std::vector<std::size_t> count_users(const compact_graph& g) {
+  const std::size_t n = g.num_vertices();
+  std::vector<std::size_t> users(n, 0);
+  std::vector<compact_index> owner_read_by(n, static_cast<compact_index>(n));  // n: by none yet
+  for (std::size_t r = 0; r < n; ++r) {
+    for (const auto b : g.reads[r]) owner_read_by[g.buffers.owner[b]] = static_cast<compact_index>(r);
+    for (const auto p : g.predecessors[r]) {
+      if (owner_read_by[p] == r) ++users[p];
     }
   }
   return users;

@@ -23,6 +23,7 @@
 //   there. With control_token_bytes > 0 an op with control successors holds
 //   a token of that size until they have run, as the seed counts port -1.
 
+#include <memopt/detail/edge_walk.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/graph/index_map.hpp>
@@ -190,7 +191,8 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   }
   std::vector<std::pair<std::size_t, detail::graph_input>> edges;
   edges.reserve(memopt::detail::num_edges_hint(g));
-  for (const auto u : boost::make_iterator_range(vertices(g))) {
+  const auto out_edges_of = [&g](vertex_t<G> u) { return out_edges(u, g); };
+  memopt::detail::for_each_vertex_fetching_edges(g, out_edges_of, [&](vertex_t<G> u) {
     const std::size_t i = index(u);
     for (const auto e : boost::make_iterator_range(out_edges(u, g))) {
       const std::size_t j = index(target(e, g));
@@ -203,7 +205,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
         edges.push_back({j, {i, static_cast<std::ptrdiff_t>(port), output_bytes[table.id(i, port)]}});
       }
     }
-  }
+  });
   const csr_rows<detail::graph_input> inputs = memopt::detail::group_rows<detail::graph_input>(n, edges);
   edges = {};
   const std::vector<storage_hazard> hazards = storage_hazards(g, table, index);
