@@ -35,7 +35,9 @@ concept fetchable_edges = requires(const EdgeIterator& it) {
 /// range of edges visit(v) reads (out_edges or in_edges).
 template <class G, class EdgesOf, class Visit>
 void for_each_vertex_fetching_edges(const G& g, EdgesOf&& edges_of, Visit&& visit) {
-  auto [vertex, end] = vertices(g);
+  const auto range = vertices(g);  // not a structured binding: clang 14's lambdas cannot capture one
+  auto vertex = range.first;
+  const auto end = range.second;
   using edge_iterator = decltype(edges_of(*vertex).first);
   if constexpr (fetchable_edges<edge_iterator>) {
     // Two steps, as each waits on the one before: the edge vector of the
