@@ -73,16 +73,26 @@ inline std::vector<bool> read_by_waiting_tasks(const simulation_result& r) {
   return read;
 }
 
+/// A device's own numbering of the tasks and buffers it holds, by task and
+/// by buffer of the whole graph (no_task elsewhere). One pair serves every
+/// device: each leaves it as it found it.
+struct local_numbering {
+  std::vector<std::size_t> task;
+  std::vector<std::size_t> buffer;
+  explicit local_numbering(const task_graph& tg)
+      : task(tg.tasks.size(), no_task), buffer(tg.buffers.size(), no_task) {}
+};
+
 /// Device d's memory: its runs (runs_by_device) as steps by time, then run
 /// order, the one model over them.
 inline void device_memory(const simulation_result& r, std::vector<keyed_run> keyed,
                           const std::vector<bool>& read_by_waiting, const liveness_options& options,
-                          device_report& out) {
+                          local_numbering& numbering, device_report& out) {
   const task_graph& tg = r.graph;
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   const std::size_t n = keyed.size();
-  std::vector<std::size_t> local(tg.tasks.size(), no_task);  // task -> its local index
+  std::vector<std::size_t>& local = numbering.task;            // task -> its local index
   std::vector<std::size_t> tasks;                              // local index -> task
   std::vector<std::size_t> step;                               // by local task: its first step
   out.steps.resize(n);
@@ -99,7 +109,7 @@ inline void device_memory(const simulation_result& r, std::vector<keyed_run> key
   // Tasks of d that never ran hold nothing; their reads keep buffers to the end.
   liveness_result& live = out.memory;
   buffer_table& table = live.buffers;
-  std::vector<std::size_t> local_buffer(tg.buffers.size(), no_task);
+  std::vector<std::size_t>& local_buffer = numbering.buffer;
   std::size_t count = 0;
   for (const std::size_t t : tasks) count += tg.first_buffer[t + 1] - tg.first_buffer[t];
   for (auto* ids : {&out.buffer_ids, &table.owner, &table.shares}) ids->reserve(count);
@@ -151,6 +161,8 @@ inline void device_memory(const simulation_result& r, std::vector<keyed_run> key
   memopt::detail::finish_liveness(
       live, n, [&](std::size_t s) { return tg.tasks[out.steps[s]].vertex; }, read, options);
   for (std::size_t s = 0; s < n; ++s) out.timeline[s] = {keyed[s].first, live.timeline[s]};
+  for (const std::size_t t : tasks) local[t] = no_task;
+  for (const std::size_t b : out.buffer_ids) local_buffer[b] = no_task;
 }
 
 }  // namespace detail
@@ -237,11 +249,12 @@ template <cost_model Cost, ready_policy Policy>
   }
   auto keyed = detail::runs_by_device(r, num_devices);
   const std::vector<bool> read_by_waiting = detail::read_by_waiting_tasks(r);
+  detail::local_numbering numbering(r.graph);
   for (std::size_t d = 0; d < num_devices; ++d) {
     device_report& dev = r.devices[d];
     dev.idle_us = r.makespan_us - dev.busy_us;
     dev.utilisation = r.makespan_us > 0 ? dev.busy_us / r.makespan_us : 0;
-    detail::device_memory(r, std::move(keyed[d]), read_by_waiting, memory, dev);
+    detail::device_memory(r, std::move(keyed[d]), read_by_waiting, memory, numbering, dev);
   }
   return r;
 }

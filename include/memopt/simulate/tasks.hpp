@@ -263,13 +263,15 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   arcs.reserve(inputs.items.size());
   std::unordered_map<std::tuple<std::size_t, std::ptrdiff_t, std::size_t>, std::size_t,
                      detail::transfer_key_hash> recv_of;
+  std::vector<std::string> device_label;  // by device: its name as a transfer's name spells it
+  for (const auto& d : m.devices) device_label.push_back(sanitized_device_name(d.name));
   const auto transfer_to = [&](std::size_t producer_task, std::ptrdiff_t port, std::size_t device) {
     const task& from = tg.tasks[producer_task];
     const auto key = std::make_tuple(from.vertex, port, device);
     if (const auto it = recv_of.find(key); it != recv_of.end()) return it->second;
     const std::string src = from.name + "_" + (port < 0 ? std::string("minus1") : std::to_string(port));
-    const std::string src_device = sanitized_device_name(m.devices[from.device].name);
-    const std::string dst_device = sanitized_device_name(m.devices[device].name);
+    const std::string& src_device = device_label[from.device];
+    const std::string& dst_device = device_label[device];
     const std::uint64_t bytes =
         port < 0 ? options.control_token_bytes : output_bytes[table.id(from.vertex, static_cast<std::size_t>(port))];
     task send{.name = "Send_" + src + "_from_" + src_device + "_to_" + dst_device,
