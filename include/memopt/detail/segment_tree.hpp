@@ -5,13 +5,14 @@
 // busiest time section they span with another.
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <utility>
 #include <vector>
 
 namespace memopt::detail {
 
-template <class Key>
+template <std::totally_ordered Key>
 class min_tree {
  public:
   /// n positions, each holding `empty` (no key is above it).
@@ -25,7 +26,11 @@ class min_tree {
   void set(std::size_t i, Key key) {
     i += size_;
     tree_[i] = key;
-    for (i /= 2; i > 0; i /= 2) tree_[i] = std::min(tree_[2 * i], tree_[2 * i + 1]);
+    for (i /= 2; i > 0; i /= 2) {
+      Key least = std::min(tree_[2 * i], tree_[2 * i + 1]);
+      if (least == tree_[i]) return;  // the ancestors hold what they held
+      tree_[i] = std::move(least);
+    }
   }
   /// min over positions [lo, hi); `empty` when the range is.
   [[nodiscard]] Key min(std::size_t lo, std::size_t hi) const {
