@@ -52,7 +52,7 @@ struct byte_balance {
 class list_state {
  public:
   explicit list_state(const compact_graph& g) : graph(g), defined_(g.num_vertices(), 0),
-      freed_(g.num_vertices(), 0), uses_(g.buffers.size(), 0), unscheduled_readers_(g.buffers.size(), 0) {
+      freed_(g.num_vertices(), 0), uses_(g.buffers.size()) {
     const auto& buffers = graph.buffers;
     dropped_.assign(graph.num_vertices(), 0);
     for (std::size_t v = 0; v < graph.num_vertices(); ++v) {
@@ -63,9 +63,9 @@ class list_state {
       }
     }
     for (buffer_id b = 0; b < buffers.size(); ++b) {
-      uses_[b] = static_cast<compact_index>(graph.readers.size(b) + (buffers.live_out[b] ? 1 : 0));
-      for (const auto r : graph.readers[b]) unscheduled_readers_[b] ^= r;
-      if (uses_[b] == 1) credit_last_reader(b);
+      uses_[b].count = static_cast<compact_index>(graph.readers.size(b) + (buffers.live_out[b] ? 1 : 0));
+      for (const auto r : graph.readers[b]) uses_[b].readers_xor ^= r;
+      if (uses_[b].count == 1) credit_last_reader(b);
     }
   }
 
@@ -78,9 +78,9 @@ class list_state {
   /// Transient bytes of v's outputs that nobody reads: freed right after v's step.
   [[nodiscard]] std::uint64_t bytes_dropped(std::size_t v) const { return dropped_[v]; }
   /// Readers of b not yet run (plus one for a graph output).
-  [[nodiscard]] std::size_t unscheduled_uses(buffer_id b) const { return uses_[b]; }
+  [[nodiscard]] std::size_t unscheduled_uses(buffer_id b) const { return uses_[b].count; }
   /// The reader of b not yet run, while unscheduled_uses(b) == 1 and b is no graph output.
-  [[nodiscard]] std::size_t sole_unscheduled_reader(buffer_id b) const { return unscheduled_readers_[b]; }
+  [[nodiscard]] std::size_t sole_unscheduled_reader(buffer_id b) const { return uses_[b].readers_xor; }
   /// Distinct vertices reading any output of v.
   [[nodiscard]] std::size_t users(std::size_t v) const {
     if (users_.empty()) users_ = detail::count_users(graph);
@@ -94,8 +94,8 @@ class list_state {
     scheduled_[v] = 1;
     now_single_.clear();
     for (const auto b : graph.reads[v]) {
-      unscheduled_readers_[b] ^= static_cast<compact_index>(v);
-      if (--uses_[b] == 1) {
+      uses_[b].readers_xor ^= static_cast<compact_index>(v);
+      if (--uses_[b].count == 1) {
         credit_last_reader(b);
         now_single_.push_back(b);
       }
@@ -113,10 +113,11 @@ class list_state {
   std::vector<std::uint64_t> freed_;
   std::vector<std::uint64_t> dropped_;
   mutable std::vector<std::size_t> users_;  ///< counted on first use: not every priority asks
-  std::vector<compact_index> uses_;
-  // By buffer: the XOR of its unscheduled readers' indices, so the one left
-  // when a single reader remains (readers are distinct).
-  std::vector<compact_index> unscheduled_readers_;
+  struct unscheduled {
+    compact_index count = 0;        ///< readers not yet run, plus one for a graph output
+    compact_index readers_xor = 0;  ///< their indices XORed: the one left when it is alone
+  };
+  std::vector<unscheduled> uses_;  ///< by buffer (readers are distinct)
   std::vector<char> scheduled_;
   std::vector<buffer_id> now_single_;
 };
