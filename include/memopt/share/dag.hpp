@@ -37,6 +37,9 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -112,10 +115,10 @@ class precedence_test {
  public:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
 
-  explicit precedence_test(const compact_graph& c)
-      : c_(c), merged_(c.num_vertices()), successors_left_(c.num_vertices()),
-        predecessor_of_(c.num_vertices(), none), seen_(c.num_vertices(), none) {
-    for (std::size_t v = 0; v < c.num_vertices(); ++v) successors_left_[v] = c.successors.size(v);
+  explicit precedence_test(const compact_graph& c) : c_(c), merged_(c.num_vertices()), facts_(c.num_vertices()) {
+    for (std::size_t v = 0; v < c.num_vertices(); ++v) {
+      facts_[v].successors_left = static_cast<compact_index>(c.successors.size(v));
+    }
   }
 
   /// Which ops lie on the walk's chain of edges (depth_first_topological keeps it).
@@ -124,35 +127,76 @@ class precedence_test {
   /// Op i runs: each predecessor's last successor to run takes it in.
   void ran(std::size_t i) {
     for (const std::size_t p : c_.predecessors[i]) {
-      predecessor_of_[p] = i;
-      if (--successors_left_[p] == 0) merged_.attach(p, i);
+      facts_[p].predecessor_of = static_cast<compact_index>(i);
+      if (--facts_[p].successors_left == 0) merged_.attach(p, i);
     }
   }
 
-  /// The first of `users` not known to precede op i, or none; `users` shrinks
-  /// to distinct set leaders. `list` names the list (distinct per storage).
-  std::size_t first_blocker(std::vector<std::size_t>& users, std::size_t list, std::size_t i) {
-    std::size_t kept = 0, blocker = none;
-    for (const std::size_t u : users) {
-      const std::size_t leader = merged_.find(u);
-      if (seen_[leader] == list) continue;
-      seen_[leader] = list;
-      users[kept++] = leader;
-      const bool reaches = leader == i || on_stack_[leader] || predecessor_of_[leader] == i;
-      if (!reaches && blocker == none) blocker = leader;
+  /// The first of `users` not known to precede op i, or none. `users` shrinks:
+  /// those up to the blocker become distinct set leaders (the blocker is the
+  /// first user whose leader fails, so the ones after it need no look yet).
+  std::size_t first_blocker(std::span<compact_index>& users, std::size_t i) {
+    std::size_t kept = 0, next = 0, blocker = none;
+    while (next < users.size() && blocker == none) {
+      const std::size_t leader = merged_.find(users[next++]);
+      vertex_facts& facts = facts_[leader];
+      if (facts.seen) continue;
+      facts.seen = true;
+      users[kept++] = static_cast<compact_index>(leader);
+      if (leader != i && !on_stack_[leader] && facts.predecessor_of != i) blocker = leader;
     }
-    users.resize(kept);
-    for (const std::size_t u : users) seen_[u] = none;
+    for (std::size_t k = 0; k < kept; ++k) facts_[users[k]].seen = false;
+    while (next < users.size()) users[kept++] = users[next++];
+    users = users.first(kept);
     return blocker;
   }
 
  private:
+  /// What the test reads of a leader, side by side (one cache line).
+  struct vertex_facts {
+    compact_index predecessor_of = std::numeric_limits<compact_index>::max();  ///< stamp: a predecessor of this op
+    compact_index successors_left = 0;
+    bool seen = false;  ///< de-duplicates a list of users
+  };
+
   const compact_graph& c_;
   union_find merged_;
-  std::vector<std::size_t> successors_left_;
-  std::vector<std::size_t> predecessor_of_;  ///< stamp: a predecessor of this op
-  std::vector<std::size_t> seen_;            ///< stamp: de-duplicates a list of users
+  std::vector<vertex_facts> facts_;
   std::vector<bool> on_stack_;
+};
+
+/// Storages waiting on vertices: a first-in first-out list per vertex,
+/// threaded through one link per storage (a storage waits on one vertex at most).
+class waiting_storages {
+ public:
+  explicit waiting_storages(std::size_t vertices) : lists_(vertices) {}
+
+  void wait(std::size_t storage, std::size_t vertex) {
+    if (storage >= next_.size()) next_.resize(storage + 1);
+    next_[storage] = end;
+    list& waiting = lists_[vertex];
+    if (waiting.first == end) {
+      waiting.first = static_cast<compact_index>(storage);
+    } else {
+      next_[waiting.last] = static_cast<compact_index>(storage);
+    }
+    waiting.last = static_cast<compact_index>(storage);
+  }
+  /// Calls on_wake(storage) for each storage waiting on `vertex`, first come
+  /// first; they wait no more.
+  template <class OnWake>
+  void wake(std::size_t vertex, OnWake&& on_wake) {
+    for (compact_index s = lists_[vertex].first; s != end; s = next_[s]) on_wake(s);
+    lists_[vertex] = {};
+  }
+
+ private:
+  static constexpr compact_index end = std::numeric_limits<compact_index>::max();
+  struct list {
+    compact_index first = end, last = end;
+  };
+  std::vector<list> lists_;
+  std::vector<compact_index> next_;  ///< by storage: the one after it in its list
 };
 
 }  // namespace detail
@@ -169,7 +213,6 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   sharing_plan plan;
   plan.buffers = buffers;
   plan.storage_of.assign(buffers.size(), no_storage);
-  std::vector<std::vector<std::size_t>> last_users;  // by storage, while it is free
   detail::free_pool<Policy> pool(options.max_free, std::move(policy));
 
   detail::precedence_test precedes(c);
@@ -179,17 +222,25 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   // A storage whose test fails because of user u stays out of the pool until
   // a successor of u runs: u never returns to the stack, so only then can u
   // become a predecessor of the op or be merged into another vertex.
-  std::vector<std::vector<std::size_t>> parked(n);  // by vertex: storages waiting on it
-  struct release_info {
+  detail::waiting_storages parked(n);
+  // The last users of every release, one after the other: each free storage
+  // holds a slice (which the precedence test shrinks).
+  std::vector<compact_index> users;
+  users.reserve(c.readers.items.size() + buffers.size());
+  struct freed_storage {
     std::uint64_t release = 0;
+    std::size_t first_user = 0;
+    compact_index user_count = 0;
     std::uint32_t device = 0;
   };
-  std::vector<release_info> freed;  // by storage, while it is free
-  const auto release = [&](buffer_id b, const auto& users) {
-    const std::size_t s = plan.storage_of[b];
-    last_users[s].assign(users.begin(), users.end());
-    freed[s].device = detail::device_of(options, b);
-    freed[s].release = pool.add(s, plan.storage_bytes[s], freed[s].device);
+  std::vector<freed_storage> freed;  // by storage, while it is free
+  const auto release = [&](buffer_id b, const auto& last_users) {
+    freed_storage& f = freed[plan.storage_of[b]];
+    f.first_user = users.size();
+    f.user_count = static_cast<compact_index>(last_users.size());
+    users.insert(users.end(), last_users.begin(), last_users.end());
+    f.device = detail::device_of(options, b);
+    f.release = pool.add(plan.storage_of[b], plan.storage_bytes[plan.storage_of[b]], f.device);
   };
 
   const auto persistent = [&buffers](std::size_t v) {
@@ -198,19 +249,22 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   const std::size_t ran = detail::depth_first_topological(c, persistent, precedes.on_stack(), [&](std::size_t i) {
     precedes.ran(i);
     for (const std::size_t p : c.predecessors[i]) {
-      for (const std::size_t s : parked[p]) pool.restore(s, plan.storage_bytes[s], freed[s].device, freed[s].release);
-      parked[p].clear();
+      parked.wake(p, [&](std::size_t s) {
+        pool.restore(s, plan.storage_bytes[s], freed[s].device, freed[s].release);
+      });
     }
     const auto judge = [&](std::size_t s) {
-      const std::size_t blocker = precedes.first_blocker(last_users[s], s, i);
+      freed_storage& f = freed[s];
+      std::span<compact_index> last_users(users.data() + f.first_user, f.user_count);
+      const std::size_t blocker = precedes.first_blocker(last_users, i);
+      f.user_count = static_cast<compact_index>(last_users.size());
       if (blocker == detail::precedence_test::none) return reuse_verdict::take;
-      parked[blocker].push_back(s);
+      parked.wait(s, blocker);
       return reuse_verdict::drop;
     };
     detail::place_outputs(c, options, i, plan, [&](buffer_id b) {
       return pool.take(buffers.bytes[b], detail::device_of(options, b), judge, options.max_candidates);
     });
-    last_users.resize(plan.num_storages());
     freed.resize(plan.num_storages());
     for (const buffer_id b : c.reads[i]) {
       if (--readers_left[b] == 0 && !buffers.persistent[b] && !detail::is_static(c, options, b)) {
@@ -220,7 +274,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
       if (c.readers.size(b) == 0 && buffers.owns_storage(b) && !buffers.persistent[b] &&
           !detail::is_static(c, options, b)) {
-        release(b, std::array<std::size_t, 1>{i});
+        release(b, std::array<compact_index, 1>{static_cast<compact_index>(i)});
       }
     }
   });
