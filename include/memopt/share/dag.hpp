@@ -27,7 +27,6 @@
 // size_overflow_error, std::invalid_argument (options of the wrong length).
 
 #include <memopt/detail/kahn.hpp>
-#include <memopt/detail/union_find.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/graph/topology.hpp>
 #include <memopt/liveness/liveness.hpp>
@@ -108,15 +107,19 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
 }
 
 /// "Does every last user of a storage precede op i?", from the walk's facts:
-/// a user on the walk's stack, a direct predecessor of i, or merged
-/// (union-find) into one of those: once the last successor of a vertex has
-/// run, the vertex is merged into it. A yes is always a path of the graph.
+/// a user on the walk's stack, a direct predecessor of i, or merged into one
+/// of those: once the last successor of a vertex has run, the vertex is merged
+/// into it (a union-find forest with path halving). A yes is always a path of
+/// the graph. A storage refused because of user u waits on u: only when a
+/// successor of u runs can the answer for u change (u never returns to the
+/// stack).
 class precedence_test {
  public:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
 
-  explicit precedence_test(const compact_graph& c) : c_(c), merged_(c.num_vertices()), facts_(c.num_vertices()) {
+  explicit precedence_test(const compact_graph& c) : c_(c), facts_(c.num_vertices()) {
     for (std::size_t v = 0; v < c.num_vertices(); ++v) {
+      facts_[v].merged_into = static_cast<compact_index>(v);
       facts_[v].successors_left = static_cast<compact_index>(c.successors.size(v));
     }
   }
@@ -124,11 +127,17 @@ class precedence_test {
   /// Which ops lie on the walk's chain of edges (depth_first_topological keeps it).
   std::vector<bool>& on_stack() { return on_stack_; }
 
-  /// Op i runs: each predecessor's last successor to run takes it in.
-  void ran(std::size_t i) {
+  /// Op i runs: each predecessor's last successor to run takes it in, and
+  /// on_wake(storage) is called for the storages waiting on a predecessor,
+  /// first come first (they wait no more).
+  template <class OnWake>
+  void ran(std::size_t i, OnWake&& on_wake) {
     for (const std::size_t p : c_.predecessors[i]) {
-      facts_[p].predecessor_of = static_cast<compact_index>(i);
-      if (--facts_[p].successors_left == 0) merged_.attach(p, i);
+      vertex_facts& facts = facts_[p];
+      facts.predecessor_of = static_cast<compact_index>(i);
+      if (--facts.successors_left == 0) facts.merged_into = static_cast<compact_index>(i);
+      for (compact_index s = facts.first_waiting; s != end_of_list; s = next_waiting_[s]) on_wake(s);
+      facts.first_waiting = facts.last_waiting = end_of_list;
     }
   }
 
@@ -138,7 +147,7 @@ class precedence_test {
   std::size_t first_blocker(std::span<compact_index>& users, std::size_t i) {
     std::size_t kept = 0, next = 0, blocker = none;
     while (next < users.size() && blocker == none) {
-      const std::size_t leader = merged_.find(users[next++]);
+      const std::size_t leader = leader_of(users[next++]);
       vertex_facts& facts = facts_[leader];
       if (facts.seen) continue;
       facts.seen = true;
@@ -151,52 +160,44 @@ class precedence_test {
     return blocker;
   }
 
+  /// `storage` waits on `blocker` (a storage waits on one vertex at most).
+  void wait(std::size_t storage, std::size_t blocker) {
+    const auto s = static_cast<compact_index>(storage);
+    if (storage >= next_waiting_.size()) next_waiting_.resize(storage + 1);
+    next_waiting_[storage] = end_of_list;
+    vertex_facts& facts = facts_[blocker];
+    if (facts.first_waiting == end_of_list) {
+      facts.first_waiting = s;
+    } else {
+      next_waiting_[facts.last_waiting] = s;
+    }
+    facts.last_waiting = s;
+  }
+
  private:
-  /// What the test reads of a leader, side by side (one cache line).
+  static constexpr compact_index end_of_list = std::numeric_limits<compact_index>::max();
+  /// What the test reads and writes of a vertex, side by side: one cache
+  /// miss, not one an array (the forest's links too, rather than a
+  /// detail::union_find: a user still a leader costs one miss, not two).
   struct vertex_facts {
-    compact_index predecessor_of = std::numeric_limits<compact_index>::max();  ///< stamp: a predecessor of this op
+    compact_index merged_into = 0;  ///< the forest's link: itself at a leader
+    compact_index predecessor_of = end_of_list;  ///< stamp: a predecessor of this op
     compact_index successors_left = 0;
+    compact_index first_waiting = end_of_list;  ///< the storages waiting on this vertex, in a list
+    compact_index last_waiting = end_of_list;
     bool seen = false;  ///< de-duplicates a list of users
   };
 
+  /// The leader of v's set (path halving).
+  std::size_t leader_of(std::size_t v) {
+    while (facts_[v].merged_into != v) v = facts_[v].merged_into = facts_[facts_[v].merged_into].merged_into;
+    return v;
+  }
+
   const compact_graph& c_;
-  union_find merged_;
   std::vector<vertex_facts> facts_;
+  std::vector<compact_index> next_waiting_;  ///< by storage: the next one waiting on the same vertex
   std::vector<bool> on_stack_;
-};
-
-/// Storages waiting on vertices: a first-in first-out list per vertex,
-/// threaded through one link per storage (a storage waits on one vertex at most).
-class waiting_storages {
- public:
-  explicit waiting_storages(std::size_t vertices) : lists_(vertices) {}
-
-  void wait(std::size_t storage, std::size_t vertex) {
-    if (storage >= next_.size()) next_.resize(storage + 1);
-    next_[storage] = end;
-    list& waiting = lists_[vertex];
-    if (waiting.first == end) {
-      waiting.first = static_cast<compact_index>(storage);
-    } else {
-      next_[waiting.last] = static_cast<compact_index>(storage);
-    }
-    waiting.last = static_cast<compact_index>(storage);
-  }
-  /// Calls on_wake(storage) for each storage waiting on `vertex`, first come
-  /// first; they wait no more.
-  template <class OnWake>
-  void wake(std::size_t vertex, OnWake&& on_wake) {
-    for (compact_index s = lists_[vertex].first; s != end; s = next_[s]) on_wake(s);
-    lists_[vertex] = {};
-  }
-
- private:
-  static constexpr compact_index end = std::numeric_limits<compact_index>::max();
-  struct list {
-    compact_index first = end, last = end;
-  };
-  std::vector<list> lists_;
-  std::vector<compact_index> next_;  ///< by storage: the one after it in its list
 };
 
 }  // namespace detail
@@ -216,18 +217,21 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   detail::free_pool<Policy> pool(options.max_free, std::move(policy));
 
   detail::precedence_test precedes(c);
-  std::vector<std::size_t> readers_left(buffers.size());
-  for (buffer_id b = 0; b < buffers.size(); ++b) readers_left[b] = c.readers.size(b);
+  // By buffer: the reads still to come before its storage is free again, or
+  // never_freed (persistent, static, or in another buffer's storage).
+  constexpr compact_index never_freed = std::numeric_limits<compact_index>::max();
+  std::vector<compact_index> reads_left(buffers.size());
+  for (buffer_id b = 0; b < buffers.size(); ++b) {
+    const bool recycled = buffers.owns_storage(b) && !buffers.persistent[b] && !detail::is_static(c, options, b);
+    reads_left[b] = recycled ? static_cast<compact_index>(c.readers.size(b)) : never_freed;
+  }
 
-  // A storage whose test fails because of user u stays out of the pool until
-  // a successor of u runs: u never returns to the stack, so only then can u
-  // become a predecessor of the op or be merged into another vertex.
-  detail::waiting_storages parked(n);
   // The last users of every release, one after the other: each free storage
   // holds a slice (which the precedence test shrinks).
   std::vector<compact_index> users;
   users.reserve(c.readers.items.size() + buffers.size());
-  struct freed_storage {
+  struct freed_storage {  // what a restore and the test read, side by side
+    std::uint64_t bytes = 0;
     std::uint64_t release = 0;
     std::size_t first_user = 0;
     compact_index user_count = 0;
@@ -235,31 +239,31 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   };
   std::vector<freed_storage> freed;  // by storage, while it is free
   const auto release = [&](buffer_id b, const auto& last_users) {
-    freed_storage& f = freed[plan.storage_of[b]];
+    const std::size_t s = plan.storage_of[b];
+    freed_storage& f = freed[s];
+    f.bytes = plan.storage_bytes[s];
     f.first_user = users.size();
     f.user_count = static_cast<compact_index>(last_users.size());
     users.insert(users.end(), last_users.begin(), last_users.end());
     f.device = detail::device_of(options, b);
-    f.release = pool.add(plan.storage_of[b], plan.storage_bytes[plan.storage_of[b]], f.device);
+    f.release = pool.add(s, f.bytes, f.device);
   };
 
   const auto persistent = [&buffers](std::size_t v) {
     return buffers.num_outputs(v) > 0 && buffers.persistent[buffers.first[v]];
   };
   const std::size_t ran = detail::depth_first_topological(c, persistent, precedes.on_stack(), [&](std::size_t i) {
-    precedes.ran(i);
-    for (const std::size_t p : c.predecessors[i]) {
-      parked.wake(p, [&](std::size_t s) {
-        pool.restore(s, plan.storage_bytes[s], freed[s].device, freed[s].release);
-      });
-    }
+    // A storage whose test failed stays out of the pool while it waits.
+    precedes.ran(i, [&](std::size_t s) {
+      pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release);
+    });
     const auto judge = [&](std::size_t s) {
       freed_storage& f = freed[s];
       std::span<compact_index> last_users(users.data() + f.first_user, f.user_count);
       const std::size_t blocker = precedes.first_blocker(last_users, i);
       f.user_count = static_cast<compact_index>(last_users.size());
       if (blocker == detail::precedence_test::none) return reuse_verdict::take;
-      parked.wait(s, blocker);
+      precedes.wait(s, blocker);
       return reuse_verdict::drop;
     };
     detail::place_outputs(c, options, i, plan, [&](buffer_id b) {
@@ -267,15 +271,10 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     });
     freed.resize(plan.num_storages());
     for (const buffer_id b : c.reads[i]) {
-      if (--readers_left[b] == 0 && !buffers.persistent[b] && !detail::is_static(c, options, b)) {
-        release(b, c.readers[b]);
-      }
+      if (reads_left[b] != never_freed && --reads_left[b] == 0) release(b, c.readers[b]);
     }
-    for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {
-      if (c.readers.size(b) == 0 && buffers.owns_storage(b) && !buffers.persistent[b] &&
-          !detail::is_static(c, options, b)) {
-        release(b, std::array<compact_index, 1>{static_cast<compact_index>(i)});
-      }
+    for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {  // outputs nobody reads
+      if (reads_left[b] == 0) release(b, std::array<compact_index, 1>{static_cast<compact_index>(i)});
     }
   });
   if (ran != n) require_acyclic(g, index);
