@@ -1,9 +1,7 @@
 #pragma once
-// Disjoint sets over dense indices, with path halving. Two ways to join:
-// unite_roots (by rank, when any root may lead: colocation groups) and attach
-// (the caller names the leader: the sharing pass merges a finished vertex into
-// the successor that finished it, and asks which vertex now leads).
-// Indices are 32-bit, so a find step touches half the memory.
+// Disjoint sets over dense indices, with path halving, joined by rank
+// (colocation groups). Indices are 32-bit, so a find step touches half the
+// memory.
 
 #include <cstddef>
 #include <cstdint>
@@ -39,8 +37,6 @@ class union_find {
     parent_[b] = static_cast<std::uint32_t>(a);
     return a;
   }
-  /// Puts root `child`'s set under root `leader`.
-  void attach(std::size_t child, std::size_t leader) { parent_[child] = static_cast<std::uint32_t>(leader); }
 
  private:
   std::vector<std::uint32_t> parent_;
