@@ -28,6 +28,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -55,9 +56,11 @@ struct policy_order {
   bool operator()(const free_storage& a, const free_storage& b) const { return policy.before(a, b); }
 };
 
-/// The free storages of one device, in the policy's order.
+/// The free storages of one device, in the policy's order. Their nodes come
+/// from the pool's own free lists: the DAG pass drops and restores storages
+/// millions of times on large graphs.
 template <class Policy>
-using free_storages = std::set<free_storage, policy_order<Policy>>;
+using free_storages = std::pmr::set<free_storage, policy_order<Policy>>;
 
 /// A pass's judge as reuse_policy checks it.
 struct judge_archetype {
@@ -196,7 +199,7 @@ class free_pool {
 
   /// Frees `storage` again as if released at `release` (after a judge dropped it).
   void restore(std::size_t storage, std::uint64_t bytes, std::uint32_t device, std::uint64_t release) {
-    auto& pool = pools_.try_emplace(device, policy_order<Policy>{policy_}).first->second;
+    auto& pool = pools_.try_emplace(device, policy_order<Policy>{policy_}, &nodes_).first->second;
     const free_storage added{bytes, release, storage};
     pool.insert(added);
     if (capacity_ == std::numeric_limits<std::size_t>::max()) return;
@@ -225,6 +228,7 @@ class free_pool {
  private:
   std::size_t capacity_;
   Policy policy_;
+  std::pmr::unsynchronized_pool_resource nodes_;  ///< before the sets that use it
   std::map<std::uint32_t, free_storages<Policy>> pools_;
   std::map<std::uint32_t, std::deque<free_storage>> freed_order_;  ///< only with a capacity
   std::uint64_t next_release_ = 0;
