@@ -33,7 +33,6 @@
 #include <memopt/share/plan.hpp>
 #include <memopt/share/policy.hpp>
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
