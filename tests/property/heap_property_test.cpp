@@ -54,6 +54,17 @@ TEST_CASE("property: every heuristic's plan is valid and never below max-live") 
   }
 }
 
+TEST_CASE("property: first_fit and best_fit place every buffer as their definitions do") {
+  std::mt19937_64 rng(20261127);
+  for (int trial = 0; trial < 1500; ++trial) {
+    const auto buffers = mt::random_heap(
+        rng, {.max_buffers = 60, .max_time = 40, .alignments = trial % 3 == 0, .spread_sizes = trial % 2 == 0});
+    INFO("trial " << trial);
+    CHECK(memopt::plan_heap(buffers, memopt::first_fit{}).offsets == mt::brute_force_online_fit(buffers, false));
+    CHECK(memopt::plan_heap(buffers, memopt::best_fit{}).offsets == mt::brute_force_online_fit(buffers, true));
+  }
+}
+
 // Proving an optimum above max-live is exponential: beyond ~15 buffers of
 // random sizes a proof may take seconds, so these problems stay small.
 TEST_CASE("property: exact is valid, never above a heuristic, and proves its optimum") {
