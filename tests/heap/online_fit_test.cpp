@@ -64,6 +64,25 @@ TEST_CASE("first_fit: driven by events, a freed top lowers the top and holes mer
   CHECK(plan.peak_bytes == 35);
 }
 
+TEST_CASE("best_fit: holes of any size, up to 2^62, far apart among its buckets") {
+  constexpr std::uint64_t huge = std::uint64_t{1} << 62;
+  memopt::best_fit heap;
+  heap.allocate(0, huge);
+  heap.allocate(1, 8);
+  heap.allocate(2, huge / 2);
+  heap.allocate(3, 8);
+  heap.allocate(4, 3);
+  heap.free(0, huge);      // hole [0, 2^62)
+  heap.free(2, huge / 2);  // hole [2^62 + 8, 2^62 + 8 + 2^61)
+  heap.allocate(5, 2);     // the smaller hole, as is the rest of it next
+  heap.allocate(6, huge / 4);
+  heap.allocate(7, huge - 1);
+  const auto plan = std::move(heap).finish();
+  CHECK(plan.offsets == std::vector<std::uint64_t>{0, huge, huge + 8, huge + 8 + huge / 2, huge + 16 + huge / 2,
+                                                   huge + 8, huge + 10, 0});
+  CHECK(plan.arena_bytes == huge + 19 + huge / 2);
+}
+
 TEST_CASE("online fits: alignment pads the offset and leaves the padding as a hole") {
   std::vector<memopt::heap_buffer> buffers = {{0, 4, 3}, {0, 4, 5}, {1, 4, 2}};
   buffers[1].alignment = 8;

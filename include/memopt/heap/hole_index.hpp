@@ -69,13 +69,14 @@ class holes_by_class {
 /// Best fit's holes in order of (size, begin), as sorted runs in buckets of
 /// close sizes: a size's bucket is its floor of log2 and the next
 /// `fraction_bits` bits (as a float's exponent and mantissa), so buckets
-/// follow sizes and each spans at most 1/64 of its sizes. A bit map marks the
-/// buckets in use, one summary word the words in use. The smallest hole of at
-/// least `bytes` is in the bucket of `bytes` or first in the next bucket in
-/// use: a search is a binary search in one bucket and two bit scans, an update
-/// a binary search and a move within one bucket; no allocation once buckets
-/// have grown. (A std::set of (size, begin) did the same with a heap node per
-/// hole and a pointer chase per level.)
+/// follow sizes and each spans at most 1/256 of its sizes (finer buckets keep
+/// runs short: 16,000 holes at 10^6 vertices). A bit map marks the buckets in
+/// use, a summary the words in use. The smallest hole of at least `bytes` is
+/// in the bucket of `bytes` or first in the next bucket in use: a search is a
+/// binary search in one bucket and a few bit scans, an update a binary search
+/// and a move within one bucket; no allocation once buckets have grown. (A
+/// std::set of (size, begin) did the same with a heap node per hole and a
+/// cache miss per level.)
 class holes_by_size {
  public:
   static constexpr std::string_view allocator_name = "best-fit";
@@ -86,8 +87,8 @@ class holes_by_size {
     if (b >= buckets_.size()) buckets_.resize(b + 1);
     auto& run = buckets_[b];
     run.insert(std::ranges::lower_bound(run, e), e);
-    in_use_[b / 64] |= std::uint64_t{1} << (b % 64);
-    words_in_use_ |= std::uint64_t{1} << (b / 64);
+    set_bit(in_use_, b);
+    set_bit(words_in_use_, b / 64);
   }
 
   void erase(const hole& h) {
@@ -97,7 +98,7 @@ class holes_by_size {
     run.erase(std::ranges::lower_bound(run, e));
     if (!run.empty()) return;
     in_use_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
-    if (in_use_[b / 64] == 0) words_in_use_ &= ~(std::uint64_t{1} << (b / 64));
+    if (in_use_[b / 64] == 0) words_in_use_[b / 64 / 64] &= ~(std::uint64_t{1} << (b / 64 % 64));
   }
 
   /// The smallest hole holding `bytes` at `alignment`, lowest on ties.
@@ -126,10 +127,10 @@ class holes_by_size {
   };
   static entry entry_of(const hole& h) { return {h.end - h.begin, h.begin, h.block}; }
 
-  static constexpr unsigned fraction_bits = 6;
+  static constexpr unsigned fraction_bits = 8;
   static constexpr std::size_t num_buckets = std::size_t{65 - fraction_bits} << fraction_bits;
   static constexpr std::size_t no_bucket = num_buckets;
-  static_assert(num_buckets <= 64 * 64, "one summary word covers the bit map");
+  static constexpr std::size_t num_words = (num_buckets + 63) / 64;
 
   /// Sizes below 2^(fraction_bits + 1) have a bucket each; above, a bucket
   /// per top fraction_bits + 1 bits: increasing with size, and dense.
@@ -139,23 +140,36 @@ class holes_by_size {
     return (std::size_t{shift} << fraction_bits) + static_cast<std::size_t>(size >> shift);
   }
 
+  template <std::size_t N>
+  static void set_bit(std::array<std::uint64_t, N>& bits, std::size_t i) {
+    bits[i / 64] |= std::uint64_t{1} << (i % 64);
+  }
+  /// The first bit set from i on, else 64 * N.
+  template <std::size_t N>
+  static std::size_t next_set(const std::array<std::uint64_t, N>& bits, std::size_t i) {
+    if (i >= 64 * N) return 64 * N;
+    if (const std::uint64_t rest = bits[i / 64] >> (i % 64); rest != 0) {
+      return i + static_cast<std::size_t>(std::countr_zero(rest));
+    }
+    for (std::size_t w = i / 64 + 1; w < N; ++w) {
+      if (bits[w] != 0) return 64 * w + static_cast<std::size_t>(std::countr_zero(bits[w]));
+    }
+    return 64 * N;
+  }
+
   /// The first bucket in use from b on, else no_bucket.
   [[nodiscard]] std::size_t next_in_use(std::size_t b) const {
     if (b >= num_buckets) return no_bucket;
     if (const std::uint64_t rest = in_use_[b / 64] >> (b % 64); rest != 0) {
       return b + static_cast<std::size_t>(std::countr_zero(rest));
     }
-    const std::size_t word = b / 64 + 1;
-    if (word >= in_use_.size()) return no_bucket;
-    const std::uint64_t words = words_in_use_ >> word;
-    if (words == 0) return no_bucket;
-    const std::size_t w = word + static_cast<std::size_t>(std::countr_zero(words));
-    return 64 * w + static_cast<std::size_t>(std::countr_zero(in_use_[w]));
+    const std::size_t w = next_set(words_in_use_, b / 64 + 1);
+    return w >= num_words ? no_bucket : 64 * w + static_cast<std::size_t>(std::countr_zero(in_use_[w]));
   }
 
   std::vector<std::vector<entry>> buckets_;  // sorted; grown to the largest bucket used
-  std::array<std::uint64_t, (num_buckets + 63) / 64> in_use_{};
-  std::uint64_t words_in_use_ = 0;
+  std::array<std::uint64_t, num_words> in_use_{};
+  std::array<std::uint64_t, (num_words + 63) / 64> words_in_use_{};
 };
 
 }  // namespace memopt::detail
