@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace memopt::detail {
@@ -19,41 +20,52 @@ namespace memopt::detail {
 /// interval (lower >= upper) takes no time and is skipped.
 template <class Bounds, class OnStart, class OnEnd>
 void sweep_intervals(std::size_t n, Bounds&& bounds, OnStart&& on_start, OnEnd&& on_end) {
-  struct event {
-    std::uint64_t time;
-    bool starts;
-    std::size_t item;
-  };
-  std::vector<event> events;
-  events.reserve(2 * n);
+  std::size_t count = 0;
   std::uint64_t latest = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const auto [lower, upper] = bounds(i);
     if (lower >= upper) continue;
-    events.push_back({lower, true, i});
-    events.push_back({upper, false, i});
+    count += 2;
     latest = std::max(latest, upper);
   }
-  // Items were added in increasing order, so a stable sort by (time, starts)
-  // leaves equal keys by item.
-  if (latest < 2 * events.size()) {  // times of a schedule's steps: count them
-    const auto key = [](const event& e) { return 2 * e.time + (e.starts ? 1 : 0); };
-    std::vector<std::size_t> first(2 * latest + 3, 0);
-    for (const event& e : events) ++first[key(e) + 1];
+  // Each event as one number, 2 * item + 1 for a start, 2 * item for an end,
+  // put in time order. Items are visited in increasing order, so a stable
+  // order by (time, starts) leaves equal keys by item.
+  std::vector<std::size_t> events(count);
+  if (latest < 2 * count) {  // times of a schedule's steps: count them into place
+    std::vector<std::size_t> first(2 * latest + 3, 0);  // by key 2 * time + starts
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto [lower, upper] = bounds(i);
+      if (lower >= upper) continue;
+      ++first[2 * lower + 2];
+      ++first[2 * upper + 1];
+    }
     for (std::size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
-    std::vector<event> sorted(events.size());
-    for (const event& e : events) sorted[first[key(e)]++] = e;
-    events = std::move(sorted);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto [lower, upper] = bounds(i);
+      if (lower >= upper) continue;
+      events[first[2 * lower + 1]++] = 2 * i + 1;
+      events[first[2 * upper]++] = 2 * i;
+    }
   } else {
-    std::ranges::stable_sort(events, [](const event& x, const event& y) {
-      return x.time != y.time ? x.time < y.time : x.starts < y.starts;
+    std::vector<std::pair<std::uint64_t, std::size_t>> timed;  // (time, event)
+    timed.reserve(count);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto [lower, upper] = bounds(i);
+      if (lower >= upper) continue;
+      timed.emplace_back(lower, 2 * i + 1);
+      timed.emplace_back(upper, 2 * i);
+    }
+    std::ranges::stable_sort(timed, [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first < y.first : (x.second & 1) < (y.second & 1);
     });
+    std::ranges::transform(timed, events.begin(), [](const auto& t) { return t.second; });
   }
-  for (const event& e : events) {
-    if (e.starts) {
-      on_start(e.item);
+  for (const std::size_t e : events) {
+    if (e % 2 == 1) {
+      on_start(e / 2);
     } else {
-      on_end(e.item);
+      on_end(e / 2);
     }
   }
 }
