@@ -2,7 +2,8 @@
 // priority of each key_dependency, and one that states nothing, gives the same
 // order as a reference loop that recomputes every ready key at every step, on
 // the shipped graphs and on random DAGs; a hand-checked graph where a key of
-// unscheduled uses refreshed only when bytes freed change picks differently.
+// unscheduled uses refreshed only when bytes freed change picks differently;
+// and the list state itself, step by step, against the readers not yet run.
 #include "../support/graph_spec.hpp"
 #include "../support/random_dag.hpp"
 
@@ -164,4 +165,41 @@ std::size_t check_folder(const std::filesystem::path& folder) {
 
 TEST_CASE("list_order: every key kind matches recomputing every key at every step, on the shipped graphs") {
   CHECK(check_folder(MEMOPT_DATA_DIR) >= 20);
+}
+
+TEST_CASE("list_state: bytes freed, unscheduled uses and the sole reader left agree with the readers not run, "
+          "on random DAGs") {
+  std::mt19937_64 rng(35);
+  for (int k = 0; k < 300; ++k) {
+    const auto spec = mt::random_dag(rng, {.max_nodes = 30, .alias_probability = k % 2 == 0 ? 0.0 : 0.3});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    const auto c = memopt::make_compact_graph(g);
+    const auto& buffers = c.buffers;
+    INFO("graph " << k);
+    memopt::list_state state(c);
+    std::vector<bool> ran(c.num_vertices(), false);
+    // After each step (and before the first), recounted from the readers not run.
+    const auto check_state = [&] {
+      std::vector<std::uint64_t> freed(c.num_vertices(), 0);
+      for (memopt::buffer_id b = 0; b < buffers.size(); ++b) {
+        std::vector<std::size_t> left;
+        for (const auto r : c.readers[b]) {
+          if (!ran[r]) left.push_back(r);
+        }
+        CHECK(state.unscheduled_uses(b) == left.size() + (buffers.live_out[b] ? 1 : 0));
+        if (left.size() != 1 || buffers.live_out[b]) continue;
+        CHECK(state.sole_unscheduled_reader(b) == left[0]);
+        if (!buffers.persistent[b]) freed[left[0]] += buffers.bytes[b];
+      }
+      for (std::size_t v = 0; v < c.num_vertices(); ++v) {
+        if (!ran[v]) CHECK(state.bytes_freed(v) == freed[v]);
+      }
+    };
+    check_state();
+    for (const std::size_t v : memopt::detail::kahn_order(c)) {
+      state.run(v);
+      ran[v] = true;
+      check_state();
+    }
+  }
 }
