@@ -5,7 +5,7 @@
 //     extra_flops_floor_percent (the cost floor), nodes_added at eleven
 //     budgets from the best peak down to the floor; --svg draws it, svg.hpp)
 //     [--recompute manual|heuristic] [--scope PREFIX] [--feed NODE]... [--replay-random]
-//     [--config CONFIG.json] [--work-limit N] [--rounds N] [--output NEW_GRAPH.json] [--no-alias]
+//     [--config CONFIG.json] [--work-limit N] [--rounds N] [--local-search N] [--output NEW_GRAPH.json] [--no-alias]
 //     [--tf-cost-model] [--seed-plan]
 // remat (the default): the budget-driven planner (remat/rematerialize.hpp) over the
 // original's best schedule and its program order; random draws are kept
@@ -635,6 +635,7 @@ struct rewrite_request {
   std::optional<simulation_config> config;  ///< none: one device of `budget` bytes
   std::uint64_t work_limit = 200'000;
   std::size_t rounds = 25;
+  std::size_t local_search_trials = remat::remat_options{}.local_search_trials;
   bool replay_random = false;
   bool tf_cost_model = false;  ///< a GraphDef's memory as TF's cost model counts it
   bool seed_plan = false;      ///< the seed's passes' plan whole, unguarded (rewrite::prune_plan not run)
@@ -653,6 +654,7 @@ inline rewrite_setting rewrite_setting_for(const io::file_graph& g, const rewrit
                     .remat = {.budget = request.budget, .feed = vertices_named(g, request.feed, "--feed")},
                     .search = {.time_limit_seconds = std::nullopt, .work_limit = request.work_limit, .stop = request.stop}};
   if (request.replay_random) s.remat.unrepeatable_ops.clear();
+  s.remat.local_search_trials = request.local_search_trials;
   return s;
 }
 
@@ -763,6 +765,10 @@ inline command add_rewrite_command(CLI::App& app) {
       ->check(whole_number());
   cmd->add_option("--rounds", opts->request.rounds, "at most this many rounds of accumulation and swapping (the seed: 25)")
       ->check(whole_number(1, 1000));
+  cmd->add_option("--local-search", opts->request.local_search_trials,
+                  "remat: at most this many trials of the planner's local search (fewer on large graphs; 0: none)")
+      ->capture_default_str()
+      ->check(whole_number(0, 100'000));
   cmd->add_option("--output", opts->output, "write the rewritten graph (memopt-graph/1)");
   return {cmd, [opts] {
             if (!opts->curve && !opts->budget) throw cli_error("--budget is required (or --curve)");

@@ -61,6 +61,7 @@ TEST_CASE("remat: the planner's extra flops and the cost floor against the optim
       continue;
     }
     CHECK(r.extra_flops >= exact);
+    CHECK_FALSE(r.method.starts_with("runs"));  // says which planner made it, even once pruned
     ++compared;
     optimal += r.extra_flops == exact;
     if (exact == 0) {
@@ -78,7 +79,7 @@ TEST_CASE("remat: the planner's extra flops and the cost floor against the optim
   MESSAGE("cost floor where copies are needed (" << floors << "): " << floor_sum / static_cast<double>(std::max<std::size_t>(floors, 1))
                                                  << " of the optimum on average, equal to it " << floors_exact << " times, 0 "
                                                  << floors_zero << " times");
-  CHECK(mean < 1.5);
+  CHECK(mean < 1.05);  // 1.036 measured (1.130 before the local search)
   CHECK(floor_sum > 0.3 * static_cast<double>(floors));  // a bound that says something: half the optimum, measured
   CHECK(floors_zero * 10 < floors);
   CHECK(compared > 150);

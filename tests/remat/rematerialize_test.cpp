@@ -121,6 +121,7 @@ TEST_CASE("remat: no plan on a shipped training graph adds less than the cost fl
     const auto before = memopt::liveness(g, order).peak_bytes;
     for (const bool replay : {false, true}) {
       remat::remat_options options;
+      options.local_search_trials = 0;  // the bound holds for every plan; this keeps the test quick
       if (replay) options.unrepeatable_ops.clear();
       const auto floor = remat::rematerialisation_floor(facts, options).bytes;
       for (int k = 1; k <= 3; ++k) {
@@ -148,7 +149,7 @@ TEST_CASE("remat: where no plan fits, rematerialize_best tries rebuilds deeper t
   const auto g = memopt::io::read_graph(std::string(MEMOPT_DATA_DIR) + "/transformer_train_b32.json");
   const auto facts = rw::read_facts(g);
   const auto order = program(facts.size());
-  remat::remat_options options{.budget = 969346052ULL * 37 / 100};
+  remat::remat_options options{.budget = 969346052ULL * 37 / 100, .local_search_trials = 0};
   for (const double ratio : {4.0, std::numeric_limits<double>::infinity()}) {
     options.max_rebuild_ratio = ratio;
     CHECK(remat::rematerialize(facts, order, options).planned_peak > options.budget);
@@ -161,6 +162,46 @@ TEST_CASE("remat: where no plan fits, rematerialize_best tries rebuilds deeper t
   std::vector<std::size_t> steps;
   for (const auto& ref : r.order) steps.push_back(ref.added ? facts.size() + ref.index : ref.index);
   CHECK(memopt::liveness(h, steps).peak_bytes == r.planned_peak);
+}
+
+TEST_CASE("remat: rematerialize_best's local search keeps what the greedy rule drops when a smaller drop suffices") {
+  // Program order peaks at 19 bytes twice: at `loss` (x f1 f2 f3 f4 f5 loss)
+  // and at b4 (x f1 f2 f3 b5 b4). Dropping f2 (6 bytes, 3 flops) frees the
+  // most per flop, and the greedy rule takes it: 3 flops to rebuild it for
+  // b3. Dropping f1 (1 byte, 1 flop) from f2 to b2 is enough for 18 bytes:
+  // 1 flop, the optimum (tests/support/fewest_extra_flops.hpp).
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "greedy", "nodes": [
+    {"name": "x", "op": "input", "outputs": [4]},
+    {"name": "f1", "op": "layer", "outputs": [1], "flops": 1, "inputs": ["x:0"]},
+    {"name": "f2", "op": "layer", "outputs": [6], "flops": 3, "inputs": ["f1:0"]},
+    {"name": "f3", "op": "layer", "outputs": [1], "flops": 12, "inputs": ["f2:0"]},
+    {"name": "f4", "op": "layer", "outputs": [1], "flops": 13, "inputs": ["f3:0", "x:0"]},
+    {"name": "f5", "op": "layer", "outputs": [5], "flops": 20, "inputs": ["f4:0"]},
+    {"name": "loss", "op": "loss", "outputs": [1], "inputs": ["f5:0"]},
+    {"name": "b5", "op": "grad", "outputs": [3], "inputs": ["f4:0", "loss:0"]},
+    {"name": "b4", "op": "grad", "outputs": [4], "inputs": ["f3:0", "x:0", "b5:0"]},
+    {"name": "b3", "op": "grad", "outputs": [3], "inputs": ["f2:0", "b4:0"]},
+    {"name": "b2", "op": "grad", "outputs": [2], "inputs": ["f1:0", "b3:0"]},
+    {"name": "b1", "op": "grad", "outputs": [6], "inputs": ["x:0", "b2:0"]}], "outputs": ["b1:0"]})");
+  const auto facts = rw::read_facts(g);
+  const auto order = program(facts.size());
+  const remat::remat_options options{.budget = 18};
+  const auto greedy = remat::rematerialize(facts, order, options);
+  REQUIRE(greedy.plan.nodes.size() == 1);
+  CHECK(greedy.plan.nodes[0].name == "Recomputed/f2");
+  CHECK(greedy.extra_flops == 3);
+
+  const auto r = remat::rematerialize_best(facts, {order}, options);
+  REQUIRE(r.plan.nodes.size() == 1);
+  CHECK(r.plan.nodes[0].name == "Recomputed/f1");
+  CHECK(r.extra_flops == 1);
+  CHECK(r.planned_peak == 18);
+  CHECK(r.method == "eviction, 1 kept by local search");
+  CHECK(rw::check_plan(facts, r.plan).empty());
+  const auto h = rw::apply(facts, r.plan);
+  std::vector<std::size_t> steps;
+  for (const auto& ref : r.order) steps.push_back(ref.added ? facts.size() + ref.index : ref.index);
+  CHECK(memopt::liveness(h, steps).peak_bytes == 18);
 }
 
 TEST_CASE("remat: random draws and graph outputs made before a step stay live across it") {

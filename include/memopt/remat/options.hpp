@@ -65,6 +65,9 @@ struct remat_options {
   /// before) reach lower peaks, but chosen online they are often repeated:
   /// rematerialize_best tries them only where nothing fits.
   std::size_t max_rebuild_walk = 32;
+  /// rematerialize_best's local search: at most this many trials (each the
+  /// eviction runs again), fewer on large graphs; 0: none.
+  std::size_t local_search_trials = 16;
 };
 
 struct remat_result {
@@ -75,7 +78,9 @@ struct remat_result {
   double extra_flops = 0;
   /// Who made it: "eviction" (rematerialize), "chain" (solve_chain),
   /// "blocks" (solve_blocks) or "runs" (plan_of_runs on a caller's runs),
-  /// then ", pruned" when copies it could do without were dropped.
+  /// then ", N kept by local search" when rematerialize_best's local search
+  /// kept N vertices from being recomputed, then ", pruned" when copies it
+  /// could do without were dropped.
   std::string method;
 };
 

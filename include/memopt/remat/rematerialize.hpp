@@ -101,51 +101,149 @@ template <rewrite_naming Naming = seed_naming>
   }
 }
 
-/// The best of the plans over several orders and rebuild bounds (at most four
-/// times the bytes a drop frees, then the caller's bound; then, when the plan
-/// costs more than 1 % of the graph's flops or does not fit, 2, 8, 1.5 and 3
-/// times while their runs stay within about 500,000 vertices and edges: on
-/// tight budgets the planner's result moves erratically with the bound),
-/// then, where no plan fits, rebuilds walking four times as deep (within
-/// the same work limit); of the exact schedule when the graph is a chain
-/// (chain.hpp) and of the block programme's when it is a chain of blocks
-/// (block_chain.hpp): one that fits the budget before one that does not; of
+namespace detail {
+
+/// Ranks plans for `budget`: one that fits before one that does not; of
 /// those that fit, the fewest extra flops; of the others, the lowest peak,
 /// then the fewest flops.
-/// When none fits, the planner also aims lower (a run that misses its target
-/// can land above a run aiming lower) and then runs again aiming at the
-/// lowest peak reached, so that steps which could not fit anyway no longer
-/// drive evictions elsewhere: the same peak, usually for fewer flops. Last,
-/// the four best plans lose the copies they can do without (runs.hpp), which
-/// can rank them another way, and the cheapest is returned.
-template <rewrite_naming Naming = seed_naming>
-[[nodiscard]] remat_result rematerialize_best(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
-                                              const remat_options& options, const Naming& naming = {}) {
-  if (orders.empty()) throw bad_plan_error({"rematerialize_best needs at least one order"});
-  constexpr double bounded_rebuild_ratio = 4;
-  constexpr std::size_t extra_ratio_work = 500'000;
-  const auto better = [](const remat_result& a, const remat_result& b, std::uint64_t budget) {
-    const auto key = [budget](const remat_result& r) {
-      const bool over = r.planned_peak > budget;
-      return std::tuple(over, over ? r.planned_peak : 0, r.extra_flops);
-    };
-    return key(a) < key(b);
+[[nodiscard]] inline bool better(const remat_result& a, const remat_result& b, std::uint64_t budget) {
+  const auto key = [budget](const remat_result& r) {
+    const bool over = r.planned_peak > budget;
+    return std::tuple(over, over ? r.planned_peak : 0, r.extra_flops);
   };
-  std::vector<double> ratios{std::min(options.max_rebuild_ratio, bounded_rebuild_ratio)};
-  if (options.max_rebuild_ratio > bounded_rebuild_ratio) ratios.push_back(options.max_rebuild_ratio);
-  std::vector<double> more_ratios;  // for plans that cost much or do not fit, within a work limit
-  std::size_t edges = 0;
-  for (const auto& operands : f.operands) edges += operands.size();
-  const std::size_t run_work = orders.size() * (f.size() + edges);
-  std::size_t work = 0;
-  for (const double more : {2.0, 8.0, 1.5, 3.0}) {
-    if (more >= options.max_rebuild_ratio) continue;
-    if ((work += run_work) > extra_ratio_work) break;
-    more_ratios.push_back(more);
+  return key(a) < key(b);
+}
+
+/// The eviction planner's runs for one target: over every order at each
+/// rebuild bound of `ratios`, then, where the best plan so far costs more than
+/// 1 % of the graph's flops or misses the budget, of `more_ratios` (2, 8, 1.5
+/// and 3 times the bytes freed, while those runs stay within about 500,000
+/// vertices and edges), then, where nothing fits yet, with rebuilds walking
+/// four times as deep.
+class eviction_runs {
+ public:
+  eviction_runs(const graph_facts& f, std::size_t orders, const remat_options& options) {
+    constexpr double bounded_rebuild_ratio = 4;
+    constexpr std::size_t extra_ratio_work = 500'000;
+    ratios_.push_back(std::min(options.max_rebuild_ratio, bounded_rebuild_ratio));
+    if (options.max_rebuild_ratio > bounded_rebuild_ratio) ratios_.push_back(options.max_rebuild_ratio);
+    std::size_t edges = 0;
+    for (const auto& operands : f.operands) edges += operands.size();
+    run_work_ = orders * (f.size() + edges);
+    std::size_t work = 0;
+    for (const double more : {2.0, 8.0, 1.5, 3.0}) {
+      if (more >= options.max_rebuild_ratio) continue;
+      if ((work += run_work_) > extra_ratio_work) break;
+      more_ratios_.push_back(more);
+    }
+    deeper_walks_ = run_work_ <= extra_ratio_work;
+    for (const double flops : f.flops) total_flops_ += flops;
   }
-  const bool deeper_walks = run_work <= extra_ratio_work;
-  double total_flops = 0;
-  for (const double flops : f.flops) total_flops += flops;
+
+  /// The vertices and edges one round of runs over every order visits.
+  [[nodiscard]] std::size_t run_work() const { return run_work_; }
+
+  /// Runs the planner with `o` (o.budget the target) and hands each plan to
+  /// offer(plan); best() is the best plan so far for `budget`.
+  template <class Naming, class Offer, class Best>
+  void run(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders, remat_options o,
+           const Naming& naming, std::uint64_t budget, Offer&& offer, Best&& best) const {
+    const auto costly = [&] {
+      const remat_result& b = best();
+      return b.planned_peak > budget || b.extra_flops > total_flops_ / 100;
+    };
+    const double max_ratio = o.max_rebuild_ratio;
+    for (const auto* bounds : {&ratios_, &more_ratios_}) {
+      if (bounds == &more_ratios_ && !costly()) break;
+      for (const double ratio : *bounds) {
+        o.max_rebuild_ratio = ratio;
+        for (const auto& order : orders) offer(rematerialize(f, order, o, naming));
+      }
+    }
+    // Deeper rebuilds where nothing fits yet: lower peaks, at a price.
+    if (deeper_walks_ && best().planned_peak > budget) {
+      o.max_rebuild_ratio = max_ratio;
+      o.max_rebuild_walk = 4 * std::min(o.max_rebuild_walk, std::numeric_limits<std::size_t>::max() / 4);
+      for (const auto& order : orders) offer(rematerialize(f, order, o, naming));
+    }
+  }
+
+ private:
+  std::vector<double> ratios_;
+  std::vector<double> more_ratios_;  // for plans that cost much or do not fit, within a work limit
+  std::size_t run_work_ = 0;
+  bool deeper_walks_ = false;
+  double total_flops_ = 0;
+};
+
+/// rematerialize_best's local search from `start`, a plan that fits: while a
+/// trial beats the plan, keeps resident one more of the vertices the plan
+/// recomputes (of a round's trials, the best), most flops recomputed first.
+/// A trial is the eviction runs with that vertex kept too, its best plan
+/// pruned within a small work limit. Returns the plans it moved to, first to
+/// last.
+template <rewrite_naming Naming>
+[[nodiscard]] std::vector<remat_result> local_search(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
+                                                     const remat_options& options, const Naming& naming,
+                                                     const eviction_runs& runs, const remat_result& start) {
+  constexpr std::size_t work_limit = 200'000;
+  std::size_t trials_left = std::min(options.local_search_trials, work_limit / std::max<std::size_t>(1, runs.run_work()));
+  if (trials_left == 0) return {};
+  // Trials are ranked once pruned, within a tenth of the final pruning's work.
+  const auto pruned = [&](remat_result r) {
+    const std::size_t pruning_trials = std::max<std::size_t>(4, 100'000 / (r.order.size() + f.size() + 1));
+    return without_needless_copies(f, std::move(r), options.budget, naming, pruning_trials);
+  };
+  const remat_result start_pruned = pruned(start);
+  std::vector<remat_result> moves;
+  std::vector<bool> kept(f.size(), false);
+  const remat_result* current = &start_pruned;
+  while (trials_left > 0) {
+    std::vector<double> recomputed_flops(f.size(), -1);  // -1: not recomputed
+    for (const added_node& node : current->plan.nodes) {
+      if (node.copy_of) recomputed_flops[*node.copy_of] = std::max(recomputed_flops[*node.copy_of], 0.0) + node.flops;
+    }
+    std::vector<std::size_t> recomputed;
+    for (std::size_t v = 0; v < f.size(); ++v) {
+      if (recomputed_flops[v] >= 0) recomputed.push_back(v);
+    }
+    std::ranges::stable_sort(recomputed, std::ranges::greater{}, [&](std::size_t v) { return recomputed_flops[v]; });
+    std::optional<remat_result> round_best;
+    std::size_t round_vertex = 0;
+    for (const std::size_t v : recomputed) {
+      if (trials_left == 0) break;
+      --trials_left;
+      kept[v] = true;
+      remat_options o = options;
+      o.may_recompute = [&kept, &options](std::size_t u) {
+        return !kept[u] && (!options.may_recompute || options.may_recompute(u));
+      };
+      std::optional<remat_result> trial;
+      const auto offer = [&](remat_result r) {
+        if (!trial || better(r, *trial, options.budget)) trial = std::move(r);
+      };
+      runs.run(f, orders, o, naming, options.budget, offer, [&]() -> const remat_result& { return *trial; });
+      kept[v] = false;
+      trial->method += ", " + std::to_string(moves.size() + 1) + " kept by local search";
+      remat_result candidate = pruned(std::move(*trial));
+      if (better(candidate, round_best ? *round_best : *current, options.budget)) {
+        round_best = std::move(candidate);
+        round_vertex = v;
+      }
+    }
+    if (!round_best) break;
+    kept[round_vertex] = true;
+    moves.push_back(std::move(*round_best));
+    current = &moves.back();
+  }
+  return moves;
+}
+
+/// The best of the plans (rematerialize_best).
+template <rewrite_naming Naming>
+[[nodiscard]] remat_result best_plan(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
+                                     const remat_options& options, const Naming& naming) {
+  const eviction_runs runs(f, orders.size(), options);
   // The best plans, best first: pruning can rank them another way.
   constexpr std::size_t leaders_kept = 4;
   std::vector<remat_result> leaders;
@@ -158,23 +256,8 @@ template <rewrite_naming Naming = seed_naming>
   const auto best_for = [&](std::uint64_t target, std::uint64_t budget) {
     remat_options o = options;
     o.budget = target;
-    // The other bounds where the plan costs more than 1 % of the graph's flops or does not fit.
-    const auto costly = [&] {
-      return leaders.front().planned_peak > budget || leaders.front().extra_flops > total_flops / 100;
-    };
-    for (const auto* bounds : {&ratios, &more_ratios}) {
-      if (bounds == &more_ratios && !costly()) break;
-      for (const double ratio : *bounds) {
-        o.max_rebuild_ratio = ratio;
-        for (const auto& order : orders) offer(rematerialize(f, order, o, naming), budget);
-      }
-    }
-    // Deeper rebuilds where nothing fits yet: lower peaks, at a price.
-    if (deeper_walks && leaders.front().planned_peak > budget) {
-      o.max_rebuild_ratio = options.max_rebuild_ratio;
-      o.max_rebuild_walk = 4 * std::min(options.max_rebuild_walk, std::numeric_limits<std::size_t>::max() / 4);
-      for (const auto& order : orders) offer(rematerialize(f, order, o, naming), budget);
-    }
+    runs.run(f, orders, o, naming, budget, [&](remat_result r) { offer(std::move(r), budget); },
+             [&]() -> const remat_result& { return leaders.front(); });
   };
   best_for(options.budget, options.budget);
   // A chain is solved exactly, when its forward stages may be recomputed.
@@ -206,7 +289,16 @@ template <rewrite_naming Naming = seed_naming>
     }
     return std::move(*cheapest);
   };
-  if (leaders.front().planned_peak <= options.budget) return pruned(options.budget);
+  if (leaders.front().planned_peak <= options.budget) {
+    // The local search's plans join the leaders (none drops out), so the
+    // pruned result is never worse than without it.
+    std::vector<remat_result> moves = local_search(f, orders, options, naming, runs, leaders.front());
+    for (remat_result& r : moves) {
+      leaders.insert(std::ranges::find_if(leaders, [&](const remat_result& l) { return better(r, l, options.budget); }),
+                     std::move(r));
+    }
+    return pruned(options.budget);
+  }
   for (const double lower : {0.9, 0.8, 0.67, 0.5}) best_for(static_cast<std::uint64_t>(static_cast<double>(options.budget) * lower), options.budget);
   const std::uint64_t reached = leaders.front().planned_peak;
   // Aiming at the lowest peak reached, the plans are ranked against it.
@@ -215,6 +307,42 @@ template <rewrite_naming Naming = seed_naming>
   for (remat_result& r : before) offer(std::move(r), reached);
   best_for(reached, reached);
   return pruned(reached);
+}
+
+}  // namespace detail
+
+/// The best of the plans over several orders and rebuild bounds (at most four
+/// times the bytes a drop frees, then the caller's bound; then, when the plan
+/// costs more than 1 % of the graph's flops or does not fit, 2, 8, 1.5 and 3
+/// times while their runs stay within about 500,000 vertices and edges: on
+/// tight budgets the planner's result moves erratically with the bound),
+/// then, where no plan fits, rebuilds walking four times as deep (within
+/// the same work limit); of the exact schedule when the graph is a chain
+/// (chain.hpp) and of the block programme's when it is a chain of blocks
+/// (block_chain.hpp): one that fits the budget before one that does not; of
+/// those that fit, the fewest extra flops; of the others, the lowest peak,
+/// then the fewest flops.
+/// When none fits, the planner also aims lower (a run that misses its target
+/// can land above a run aiming lower) and then runs again aiming at the
+/// lowest peak reached, so that steps which could not fit anyway no longer
+/// drive evictions elsewhere: the same peak, usually for fewer flops. Last,
+/// the four best plans lose the copies they can do without (runs.hpp), which
+/// can rank them another way, and the cheapest is kept.
+/// When the plan fits, a local search runs before the pruning: the eviction
+/// runs again with one of the vertices the best plan recomputes kept resident
+/// (a trial), each in turn, most flops recomputed first; trials are ranked
+/// pruned within a tenth of the pruning's work. The best trial that beats the
+/// plan becomes the plan, its vertex kept from then on, until no trial beats
+/// it or options.local_search_trials are spent (fewer on large graphs: the
+/// trials times the vertices and edges of the graph times the orders stay
+/// within 200,000, so RandWire's 3,446 vertices get eight, 10^5 none). The plans it moves to join the four, so the result is
+/// never worse for it. The eviction rule is greedy: kept from dropping what it
+/// chose, it often finds a cheaper drop elsewhere.
+template <rewrite_naming Naming = seed_naming>
+[[nodiscard]] remat_result rematerialize_best(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
+                                              const remat_options& options, const Naming& naming = {}) {
+  if (orders.empty()) throw bad_plan_error({"rematerialize_best needs at least one order"});
+  return detail::best_plan(f, orders, options, naming);
 }
 
 }  // namespace memopt::remat

@@ -243,7 +243,7 @@ remat_result without_needless_copies(const graph_facts& f, remat_result r, std::
   const std::string method = r.method;
   bool pruned = false;
   const auto done = [&] {
-    if (pruned) r.method = method + ", pruned";
+    if (pruned) r.method = method.ends_with(", pruned") ? method : method + ", pruned";
     return std::move(r);
   };
   for (bool progress = true; progress;) {
