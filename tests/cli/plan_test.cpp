@@ -277,6 +277,7 @@ TEST_CASE("usage: numbers out of range are refused by name, never wrapped") {
   check_refused(plan("rewrite " + graph + " --budget -5"), "--budget: '-5' is not a whole number from 0 up");
   check_refused(plan("rewrite " + graph + " --budget 1e9"), "--budget: '1e9' is not a whole number");
   check_refused(plan("rewrite " + graph + " --mode all --budget 5 --rounds 0"), "--rounds: '0' is not a whole number from 1 to 1000");
+  check_refused(plan("rewrite " + graph + " --budget 5 --local-search -1"), "--local-search: '-1' is not a whole number from 0 to 100000");
   check_refused(plan("arena " + graph + " --capacity -1"), "--capacity: '-1'");
   check_refused(plan("arena " + graph + " --alignment 0"), "--alignment: '0' is not a whole number from 1 up");
   check_refused(plan("arena " + graph + " --time-limit nan"), "--time-limit: 'nan' is not a number above 0");
