@@ -2,6 +2,7 @@
 #include <memopt/detail/checked.hpp>
 #include <memopt/detail/event_sweep.hpp>
 #include <memopt/detail/kahn.hpp>
+#include <memopt/detail/keyed_position_set.hpp>
 #include <memopt/detail/segment_tree.hpp>
 #include <memopt/detail/union_find.hpp>
 #include <memopt/graph/compact.hpp>
@@ -125,6 +126,35 @@ TEST_CASE("min_tree: range minima and point updates against a brute force") {
                                                                  keys.begin() + static_cast<std::ptrdiff_t>(hi));
       CHECK(built.min(lo, hi) == expected);
       CHECK(updated.min(lo, hi) == expected);
+    }
+  }
+}
+
+TEST_CASE("keyed_position_set: range minima and first positions under sets and erases, against a brute force") {
+  std::mt19937_64 rng(12);
+  constexpr int empty = std::numeric_limits<int>::max();
+  // 4500 positions make three levels of summaries above the keys.
+  for (const std::size_t n : {0U, 1U, 5U, 64U, 65U, 200U, 4500U}) {
+    std::vector<int> keys(n, empty);  // empty: absent
+    memopt::detail::keyed_position_set<int> set(n, empty);
+    for (int step = 0; step < 3000; ++step) {
+      if (n > 0) {
+        const std::size_t i = rng() % n;
+        if (rng() % 3 == 0) {
+          keys[i] = empty;
+          set.erase(i);
+        } else {
+          keys[i] = static_cast<int>(rng() % 1000);
+          set.set(i, keys[i]);
+        }
+      }
+      const std::size_t lo = rng() % (n + 1), hi = lo + rng() % (n + 1 - lo);
+      const int expected = lo == hi ? empty : *std::min_element(keys.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                                 keys.begin() + static_cast<std::ptrdiff_t>(hi));
+      CHECK(set.min(lo, hi) == expected);
+      std::size_t first = lo;
+      while (first < n && keys[first] == empty) ++first;
+      CHECK(set.first_from(lo) == (first < n ? first : SIZE_MAX));
     }
   }
 }

@@ -1,8 +1,7 @@
 #pragma once
 // min_tree: the minimum of keys over ranges of positions, with point updates
-// (a bottom-up segment tree, O(log n) each). The inductor scheduler's ready
-// set keeps its blocks' minima in one; greedy_by_breadth ranks buffers by the
-// busiest time section they span with another.
+// (a bottom-up segment tree, O(log n) each). greedy_by_breadth ranks buffers
+// by the busiest time section they span with another.
 
 #include <algorithm>
 #include <concepts>

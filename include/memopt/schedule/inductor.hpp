@@ -15,14 +15,13 @@
 // dfs_size O(V log V + E). Throw cycle_error on a cyclic graph.
 
 #include <memopt/detail/kahn.hpp>
-#include <memopt/detail/segment_tree.hpp>
+#include <memopt/detail/keyed_position_set.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/schedule/dfs.hpp>
 #include <memopt/schedule/list.hpp>
 #include <memopt/schedule/result.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -30,88 +29,6 @@
 #include <vector>
 
 namespace memopt {
-
-namespace detail {
-
-/// A set of positions in [0, n), each with a key: the minimum key over a
-/// range of present positions, and the first present position from a point.
-/// Positions are grouped 64 to a block (a bit mask and the block's minimum),
-/// with a min_tree over blocks, so that updates touch one block and a tree
-/// small enough to stay in cache.
-template <class Key>
-class keyed_position_set {
- public:
-  keyed_position_set(std::size_t n, Key empty)
-      : empty_(empty), keys_(n, empty), masks_((n + 63) / 64, 0), minimum_(masks_.size(), empty),
-        first_(masks_.size(), SIZE_MAX), block_min_(masks_.size(), empty), first_present_(masks_.size(), SIZE_MAX) {}
-
-  void set(std::size_t i, Key key) {
-    const std::size_t block = i / 64;
-    const bool was_present = masks_[block] >> (i % 64) & 1U;
-    const bool was_empty = masks_[block] == 0;
-    keys_[i] = key;
-    masks_[block] |= std::uint64_t{1} << (i % 64);
-    if (was_present) {
-      refresh(block);  // the key may have grown: rescan
-      return;
-    }
-    // A new member only lowers the block's minimum and first position.
-    if (was_empty || key < minimum_[block]) {
-      minimum_[block] = key;
-      block_min_.set(block, key);
-    }
-    if (was_empty || i < first_[block]) {
-      first_[block] = i;
-      first_present_.set(block, i);
-    }
-  }
-  void erase(std::size_t i) {
-    const std::size_t block = i / 64;
-    masks_[block] &= ~(std::uint64_t{1} << (i % 64));
-    // Only losing the minimum or the first member changes the block's summary.
-    if (masks_[block] == 0 || !(minimum_[block] < keys_[i]) || first_[block] == i) refresh(block);
-  }
-  /// min key over present positions in [lo, hi).
-  [[nodiscard]] Key min(std::size_t lo, std::size_t hi) const {
-    Key best = empty_;
-    while (lo < hi && lo % 64 != 0) best = std::min(best, key_if_present(lo++));
-    while (hi > lo && hi % 64 != 0) best = std::min(best, key_if_present(--hi));
-    if (lo < hi) best = std::min(best, block_min_.min(lo / 64, hi / 64));
-    return best;
-  }
-  /// The first present position >= from, or SIZE_MAX.
-  [[nodiscard]] std::size_t first_from(std::size_t from) const {
-    if (from / 64 >= masks_.size()) return SIZE_MAX;
-    const std::uint64_t rest = masks_[from / 64] & (~std::uint64_t{0} << (from % 64));
-    if (rest != 0) return from / 64 * 64 + static_cast<std::size_t>(std::countr_zero(rest));
-    return first_present_.min(from / 64 + 1, masks_.size());
-  }
-
- private:
-  Key key_if_present(std::size_t i) const {
-    return (masks_[i / 64] >> (i % 64) & 1U) ? keys_[i] : empty_;
-  }
-  void refresh(std::size_t block) {
-    Key best = empty_;
-    for (std::uint64_t m = masks_[block]; m != 0; m &= m - 1) {
-      best = std::min(best, keys_[block * 64 + static_cast<std::size_t>(std::countr_zero(m))]);
-    }
-    minimum_[block] = best;
-    block_min_.set(block, best);
-    first_[block] = masks_[block] == 0 ? SIZE_MAX : block * 64 + static_cast<std::size_t>(std::countr_zero(masks_[block]));
-    first_present_.set(block, first_[block]);
-  }
-
-  Key empty_;
-  std::vector<Key> keys_;
-  std::vector<std::uint64_t> masks_;
-  std::vector<Key> minimum_;         ///< by block: its members' least key
-  std::vector<std::size_t> first_;   ///< by block: its first member
-  min_tree<Key> block_min_;
-  min_tree<std::size_t> first_present_;
-};
-
-}  // namespace detail
 
 /// Inductor's least-peak-memory-first order, as dense vertex indices.
 [[nodiscard]] inline std::vector<std::size_t> lpmf_order(const compact_graph& g) {
