@@ -130,7 +130,7 @@ TEST_CASE("min_tree: range minima and point updates against a brute force") {
   }
 }
 
-TEST_CASE("keyed_position_set: range minima and first positions under sets and erases, against a brute force") {
+TEST_CASE("keyed_position_set: range minima and first positions as keys fall and positions leave, against a brute force") {
   std::mt19937_64 rng(12);
   constexpr int empty = std::numeric_limits<int>::max();
   // 4500 positions make three levels of summaries above the keys.
@@ -143,9 +143,9 @@ TEST_CASE("keyed_position_set: range minima and first positions under sets and e
         if (rng() % 3 == 0) {
           keys[i] = empty;
           set.erase(i);
-        } else {
-          keys[i] = static_cast<int>(rng() % 1000);
-          set.set(i, keys[i]);
+        } else {  // a present key only falls
+          keys[i] = std::min(keys[i], static_cast<int>(rng() % 1000));
+          set.lower(i, keys[i]);
         }
       }
       const std::size_t lo = rng() % (n + 1), hi = lo + rng() % (n + 1 - lo);

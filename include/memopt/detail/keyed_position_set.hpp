@@ -1,15 +1,19 @@
 #pragma once
-// keyed_position_set: a set of positions in [0, n), each with a key: the least
-// key over a range of present positions, and the first present position from a
-// point. The inductor scheduler keeps its ready vertices in one, by size rank.
+// keyed_position_set: a set of positions in [0, n), each with a key that only
+// falls while the position is present: the least key over a range of present
+// positions, and the first present position from a point. The inductor
+// scheduler keeps its ready vertices in one, by size rank (a ready vertex's key
+// only falls: the bytes it would free only grow).
 //
 // A 64-ary tree of summaries: level 0 holds the positions' keys, and entry j of
 // level k + 1 the least key of group j of level k (its entries 64j .. 64j + 63);
-// each level has a bit mask of its present entries. An update climbs while a
-// group's least key changes, a query reads one or two groups a level, visiting
-// present entries only. Above level 0 everything is n / 64 entries or fewer
-// (a 10^6-position set: 15625, then 245, 4 and 1), so a climb stays in cache,
-// where a binary tree over the same positions would miss at most of its 20 levels.
+// each level has a bit mask of its present entries, and an absent entry's key
+// is never read. An update climbs while a group's least key changes, a query
+// reads one or two groups a level, visiting present entries only. Above level 0
+// everything is n / 64 entries or fewer (a 10^6-position set: 15625, then 245,
+// 4 and 1), so a climb stays in cache, where a binary tree over the same
+// positions would miss at most of its 20 levels; and no update reads a
+// position's old key, which would miss too.
 
 #include <bit>
 #include <cstddef>
@@ -30,16 +34,51 @@ class keyed_position_set {
     } while (levels_.back().keys.size() > 1);
   }
 
-  void set(std::size_t i, Key key) { change(i, key); }
-  void erase(std::size_t i) { change(i, empty_); }
+  /// Adds position i with `key`, or lowers present i's key to `key` (never above it).
+  void lower(std::size_t i, Key key) {
+    for (std::size_t k = 0; k < levels_.size(); ++k) {
+      level& at = levels_[k];
+      at.keys[i] = key;
+      at.present[i / 64] |= bit(i);
+      if (k + 1 == levels_.size()) return;
+      i /= 64;  // i's group, an entry above
+      const level& up = levels_[k + 1];
+      if (up.has(i) && !(key < up.keys[i])) return;  // the group's least stays
+    }
+  }
+
+  /// Removes present position i.
+  void erase(std::size_t i) {
+    // Going up, entry i has left its group, or its key has risen to `key`.
+    bool left = true;
+    Key key = empty_;
+    for (std::size_t k = 0; k < levels_.size(); ++k) {
+      level& at = levels_[k];
+      if (left) {
+        at.present[i / 64] &= ~bit(i);
+      } else {
+        at.keys[i] = key;
+      }
+      if (k + 1 == levels_.size()) return;
+      const std::size_t group = i / 64;
+      left = at.present[group] == 0;
+      if (!left) {
+        key = least(empty_, at, group * 64, group * 64 + 64);
+        if (key == levels_[k + 1].keys[group]) return;  // not the group's least that left or rose
+      }
+      i = group;
+    }
+  }
 
   /// The least key over present positions in [lo, hi); `empty` when there are none.
   [[nodiscard]] Key min(std::size_t lo, std::size_t hi) const {
     Key best = empty_;
     // Take the partial groups at both ends at this level, the whole ones between
-    // them from the level above.
+    // them from the level above. A range reaching the end ends with a whole
+    // group: so the whole set's least is the top entry, read alone.
     for (const level& at : levels_) {
       if (lo >= hi) break;
+      if (hi == at.keys.size()) hi = (hi + 63) / 64 * 64;
       if (lo / 64 == (hi - 1) / 64) return least(best, at, lo, hi);
       if (lo % 64 != 0) best = least(best, at, lo, (lo / 64 + 1) * 64);
       if (hi % 64 != 0) best = least(best, at, hi / 64 * 64, hi);
@@ -71,12 +110,15 @@ class keyed_position_set {
 
  private:
   struct level {
-    std::vector<Key> keys;               ///< by entry: its key, `empty` when absent
+    std::vector<Key> keys;               ///< by entry: its key, read only while present
     std::vector<std::uint64_t> present;  ///< by group: a bit for each present entry
+    [[nodiscard]] bool has(std::size_t i) const { return (present[i / 64] & bit(i)) != 0; }
   };
 
+  static std::uint64_t bit(std::size_t i) { return std::uint64_t{1} << (i % 64); }
+
   /// min(best, the keys of present entries in [lo, hi)), all in one group.
-  Key least(Key best, const level& at, std::size_t lo, std::size_t hi) const {
+  static Key least(Key best, const level& at, std::size_t lo, std::size_t hi) {
     const std::uint64_t from_lo = ~std::uint64_t{0} << (lo % 64);
     const std::uint64_t below_hi = hi % 64 == 0 ? ~std::uint64_t{0} : ~(~std::uint64_t{0} << (hi % 64));
     const std::size_t base = lo / 64 * 64;
@@ -85,25 +127,6 @@ class keyed_position_set {
       if (key < best) best = key;
     }
     return best;
-  }
-
-  /// Gives entry i of level 0 `key` (`empty`: absent), and each group above
-  /// the least key of its entries, climbing while that changes.
-  void change(std::size_t i, Key key) {
-    for (std::size_t k = 0; k < levels_.size(); ++k) {
-      level& at = levels_[k];
-      const Key old = at.keys[i];
-      if (old == key) return;
-      at.keys[i] = key;
-      const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-      at.present[i / 64] = key == empty_ ? at.present[i / 64] & ~bit : at.present[i / 64] | bit;
-      if (k + 1 == levels_.size()) return;
-      const std::size_t group = i / 64;
-      const Key& group_least = levels_[k + 1].keys[group];
-      if (group_least < old && !(key < group_least)) return;  // neither was nor becomes the least
-      if (!(key < group_least)) key = least(empty_, at, group * 64, group * 64 + 64);  // the least rose or left
-      i = group;
-    }
   }
 
   Key empty_;

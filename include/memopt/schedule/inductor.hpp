@@ -30,6 +30,52 @@
 
 namespace memopt {
 
+namespace detail {
+
+/// The vertices ranked by (size, index), for lpmf's question: which ready
+/// vertices have a size at most some limit? Those whose rank is below a bound.
+/// The bound is searched among the first sizes of groups of 64 ranks (n / 64
+/// of them, so the search stays in cache, where one over all n sizes misses at
+/// most steps), then inside the group only when a ready vertex sits there.
+class size_ranks {
+ public:
+  explicit size_ranks(const std::vector<std::uint64_t>& size) : rank_(size.size()), size_(size.size()) {
+    std::vector<std::pair<std::uint64_t, std::size_t>> by_size(size.size());  // (size, vertex)
+    for (std::size_t v = 0; v < size.size(); ++v) by_size[v] = {size[v], v};
+    std::ranges::sort(by_size);
+    for (std::size_t r = 0; r < by_size.size(); ++r) {
+      rank_[by_size[r].second] = r;
+      size_[r] = by_size[r].first;
+      if (r % 64 == 0) group_first_.push_back(size_[r]);
+    }
+  }
+
+  [[nodiscard]] std::size_t of(std::size_t v) const { return rank_[v]; }
+  [[nodiscard]] std::uint64_t size_at(std::size_t r) const { return size_[r]; }
+
+  /// A rank bound under which the ranks present in `ready` are exactly those
+  /// whose size is <= limit.
+  template <class ReadySet>
+  [[nodiscard]] std::size_t bound(std::uint64_t limit, const ReadySet& ready) const {
+    if (size_.empty() || limit >= size_.back()) return size_.size();  // most steps: every vertex fits
+    const auto groups_within = static_cast<std::size_t>(std::ranges::upper_bound(group_first_, limit) - group_first_.begin());
+    if (groups_within == 0) return 0;
+    // Every group before the last one found lies under the limit; the last one may straddle it.
+    const std::size_t lo = (groups_within - 1) * 64;
+    const std::size_t hi = std::min(lo + 64, size_.size());
+    if (ready.first_from(lo) >= hi) return lo;  // nobody ready in it: where the limit cuts it does not matter
+    const auto first = size_.begin() + static_cast<std::ptrdiff_t>(lo);
+    return static_cast<std::size_t>(std::upper_bound(first, size_.begin() + static_cast<std::ptrdiff_t>(hi), limit) - size_.begin());
+  }
+
+ private:
+  std::vector<std::size_t> rank_;          ///< by vertex
+  std::vector<std::uint64_t> size_;        ///< by rank, ascending
+  std::vector<std::uint64_t> group_first_; ///< size_[64 g]: each group's first size
+};
+
+}  // namespace detail
+
 /// Inductor's least-peak-memory-first order, as dense vertex indices.
 [[nodiscard]] inline std::vector<std::size_t> lpmf_order(const compact_graph& g) {
   const std::size_t n = g.num_vertices();
@@ -40,17 +86,9 @@ namespace memopt {
   for (buffer_id b = 0; b < g.buffers.size(); ++b) {
     if (g.buffers.live_out[b] && !g.buffers.persistent[b]) peak += g.buffers.bytes[b];
   }
-  // Ready vertices sit at their rank by (size, index); a leaf holds the
-  // vertex's (outputs - bytes freed, index) while it is ready.
-  std::vector<std::pair<std::uint64_t, std::size_t>> by_size(n);  // (size, vertex), sorted
-  for (std::size_t v = 0; v < n; ++v) by_size[v] = {size[v], v};
-  std::ranges::sort(by_size);
-  std::vector<std::size_t> rank(n);
-  std::vector<std::uint64_t> sorted_size(n);
-  for (std::size_t r = 0; r < n; ++r) {
-    rank[by_size[r].second] = r;
-    sorted_size[r] = by_size[r].first;
-  }
+  // Ready vertices sit at their rank by (size, index), keyed by (outputs -
+  // bytes freed, index): the least key within a rank bound is the choice.
+  const detail::size_ranks rank(size);
   using key = std::pair<byte_balance, std::size_t>;
   const key none{byte_balance{UINT64_MAX, false}, SIZE_MAX};
   detail::keyed_position_set<key> ready(n, none);  // by rank: (left after, index)
@@ -60,28 +98,24 @@ namespace memopt {
   std::vector<char> is_ready(n, 0);
   const auto make_ready = [&](std::size_t v) {
     is_ready[v] = 1;
-    ready.set(rank[v], after(v));
+    ready.lower(rank.of(v), after(v));
   };
   detail::ready_tracker tracker(g);
   tracker.start(make_ready);
-  // Rank range [lo, hi) of vertices whose size is <= limit / == the size of rank r.
-  const auto ranks_up_to = [&](std::uint64_t limit) {
-    return static_cast<std::size_t>(std::ranges::upper_bound(sorted_size, limit) - sorted_size.begin());
-  };
   std::uint64_t live = 0;
   std::vector<std::size_t> order;
   order.reserve(n);
   for (std::size_t step = 0; step < n; ++step) {
-    std::size_t within = live <= peak ? ranks_up_to(peak - live) : 0;
+    const std::size_t within = live <= peak ? rank.bound(peak - live, ready) : 0;
     key chosen = ready.min(0, within);
     if (chosen == none) {
       // Nothing fits under the peak: the smallest step memory, then the least left after.
       const std::size_t smallest = ready.first_from(within);
       if (smallest == SIZE_MAX) break;  // a cycle: caught below
-      chosen = ready.min(smallest, ranks_up_to(sorted_size[smallest]));
+      chosen = ready.min(smallest, rank.bound(rank.size_at(smallest), ready));
     }
     const std::size_t v = chosen.second;
-    ready.erase(rank[v]);
+    ready.erase(rank.of(v));
     is_ready[v] = 0;
     order.push_back(v);
     live += size[v];
@@ -90,7 +124,7 @@ namespace memopt {
     for (const auto b : state.run(v)) {
       if (g.buffers.live_out[b]) continue;  // every reader ran
       const std::size_t r = state.sole_unscheduled_reader(b);
-      if (is_ready[r]) ready.set(rank[r], after(r));
+      if (is_ready[r]) ready.lower(rank.of(r), after(r));  // r now frees b too
     }
     tracker.ran(v, make_ready);
   }
