@@ -3,6 +3,7 @@
 #include <memopt/detail/event_sweep.hpp>
 #include <memopt/detail/kahn.hpp>
 #include <memopt/detail/keyed_position_set.hpp>
+#include <memopt/detail/radix_sort.hpp>
 #include <memopt/detail/segment_tree.hpp>
 #include <memopt/detail/union_find.hpp>
 #include <memopt/graph/compact.hpp>
@@ -155,6 +156,24 @@ TEST_CASE("keyed_position_set: range minima and first positions as keys fall and
       std::size_t first = lo;
       while (first < n && keys[first] == empty) ++first;
       CHECK(set.first_from(lo) == (first < n ? first : SIZE_MAX));
+    }
+  }
+}
+
+TEST_CASE("sorted_with_index: keys ascending, ties by index, against a comparison sort") {
+  std::mt19937_64 rng(13);
+  // Keys of few values (many ties), of three bytes, of all eight, and with a
+  // shared high byte that the sort skips.
+  for (const std::uint64_t mask : {std::uint64_t{3}, std::uint64_t{0xFFFFFF}, ~std::uint64_t{0}}) {
+    for (const std::uint64_t high : {std::uint64_t{0}, std::uint64_t{0xAB} << 56}) {
+      for (const std::size_t n : {0U, 1U, 7U, 1000U}) {
+        std::vector<std::uint64_t> keys(n);
+        for (auto& k : keys) k = (rng() & mask) | high;
+        std::vector<std::pair<std::uint64_t, std::size_t>> expected(n);
+        for (std::size_t i = 0; i < n; ++i) expected[i] = {keys[i], i};
+        std::sort(expected.begin(), expected.end());
+        CHECK(memopt::detail::sorted_with_index(keys) == expected);
+      }
     }
   }
 }

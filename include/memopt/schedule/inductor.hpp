@@ -16,6 +16,7 @@
 
 #include <memopt/detail/kahn.hpp>
 #include <memopt/detail/keyed_position_set.hpp>
+#include <memopt/detail/radix_sort.hpp>
 #include <memopt/graph/compact.hpp>
 #include <memopt/schedule/dfs.hpp>
 #include <memopt/schedule/list.hpp>
@@ -33,45 +34,28 @@ namespace memopt {
 namespace detail {
 
 /// The vertices ranked by (size, index), for lpmf's question: which ready
-/// vertices have a size at most some limit? Those whose rank is below a bound.
-/// The bound is searched among the first sizes of groups of 64 ranks (n / 64
-/// of them, so the search stays in cache, where one over all n sizes misses at
-/// most steps), then inside the group only when a ready vertex sits there.
+/// vertices have a size at most some limit? Those ranked below a bound.
 class size_ranks {
  public:
   explicit size_ranks(const std::vector<std::uint64_t>& size) : rank_(size.size()), size_(size.size()) {
-    std::vector<std::pair<std::uint64_t, std::size_t>> by_size(size.size());  // (size, vertex)
-    for (std::size_t v = 0; v < size.size(); ++v) by_size[v] = {size[v], v};
-    std::ranges::sort(by_size);
+    const auto by_size = sorted_with_index(size);
     for (std::size_t r = 0; r < by_size.size(); ++r) {
-      rank_[by_size[r].second] = r;
       size_[r] = by_size[r].first;
-      if (r % 64 == 0) group_first_.push_back(size_[r]);
+      rank_[by_size[r].second] = static_cast<compact_index>(r);
     }
   }
 
   [[nodiscard]] std::size_t of(std::size_t v) const { return rank_[v]; }
   [[nodiscard]] std::uint64_t size_at(std::size_t r) const { return size_[r]; }
-
-  /// A rank bound under which the ranks present in `ready` are exactly those
-  /// whose size is <= limit.
-  template <class ReadySet>
-  [[nodiscard]] std::size_t bound(std::uint64_t limit, const ReadySet& ready) const {
+  /// The ranks of the vertices whose size is <= limit: [0, bound(limit)).
+  [[nodiscard]] std::size_t bound(std::uint64_t limit) const {
     if (size_.empty() || limit >= size_.back()) return size_.size();  // most steps: every vertex fits
-    const auto groups_within = static_cast<std::size_t>(std::ranges::upper_bound(group_first_, limit) - group_first_.begin());
-    if (groups_within == 0) return 0;
-    // Every group before the last one found lies under the limit; the last one may straddle it.
-    const std::size_t lo = (groups_within - 1) * 64;
-    const std::size_t hi = std::min(lo + 64, size_.size());
-    if (ready.first_from(lo) >= hi) return lo;  // nobody ready in it: where the limit cuts it does not matter
-    const auto first = size_.begin() + static_cast<std::ptrdiff_t>(lo);
-    return static_cast<std::size_t>(std::upper_bound(first, size_.begin() + static_cast<std::ptrdiff_t>(hi), limit) - size_.begin());
+    return static_cast<std::size_t>(std::ranges::upper_bound(size_, limit) - size_.begin());
   }
 
  private:
-  std::vector<std::size_t> rank_;          ///< by vertex
-  std::vector<std::uint64_t> size_;        ///< by rank, ascending
-  std::vector<std::uint64_t> group_first_; ///< size_[64 g]: each group's first size
+  std::vector<compact_index> rank_;  ///< by vertex
+  std::vector<std::uint64_t> size_;  ///< by rank, ascending
 };
 
 }  // namespace detail
@@ -106,13 +90,13 @@ class size_ranks {
   std::vector<std::size_t> order;
   order.reserve(n);
   for (std::size_t step = 0; step < n; ++step) {
-    const std::size_t within = live <= peak ? rank.bound(peak - live, ready) : 0;
+    const std::size_t within = live <= peak ? rank.bound(peak - live) : 0;
     key chosen = ready.min(0, within);
     if (chosen == none) {
       // Nothing fits under the peak: the smallest step memory, then the least left after.
       const std::size_t smallest = ready.first_from(within);
       if (smallest == SIZE_MAX) break;  // a cycle: caught below
-      chosen = ready.min(smallest, rank.bound(rank.size_at(smallest), ready));
+      chosen = ready.min(smallest, rank.bound(rank.size_at(smallest)));
     }
     const std::size_t v = chosen.second;
     ready.erase(rank.of(v));
