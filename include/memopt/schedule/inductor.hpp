@@ -58,6 +58,26 @@ class size_ranks {
   std::vector<std::uint64_t> size_;  ///< by rank, ascending
 };
 
+/// lpmf's key of a ready vertex: the memory left after its step (outputs -
+/// bytes freed), then its index, as one 97-bit number in two words: sixteen
+/// bytes where (byte_balance, index) took 32, compared without branching on a
+/// sign. The balance lies in (-2^64, 2^64); plus 2^64 it takes 65 bits, the
+/// top 64 in `high`, the lowest above the 32-bit index in `low`.
+struct left_after_key {
+  std::uint64_t high = UINT64_MAX;  ///< the default is above every key: none
+  std::uint64_t low = UINT64_MAX;
+
+  static left_after_key of(std::uint64_t outputs, std::uint64_t freed, std::size_t v) {
+    // 2^64 + outputs - freed: its low 64 bits wrap around, its bit 64 is set unless freed > outputs.
+    const std::uint64_t wrapped = outputs - freed;
+    const std::uint64_t top = outputs >= freed ? std::uint64_t{1} << 63 : 0;
+    return {top | wrapped >> 1, (wrapped & 1) << 32 | v};
+  }
+  [[nodiscard]] std::size_t vertex() const { return low & 0xFFFFFFFF; }
+  friend constexpr bool operator==(const left_after_key&, const left_after_key&) = default;
+  friend constexpr auto operator<=>(const left_after_key&, const left_after_key&) = default;
+};
+
 }  // namespace detail
 
 /// Inductor's least-peak-memory-first order, as dense vertex indices.
@@ -73,11 +93,11 @@ class size_ranks {
   // Ready vertices sit at their rank by (size, index), keyed by (outputs -
   // bytes freed, index): the least key within a rank bound is the choice.
   const detail::size_ranks rank(size);
-  using key = std::pair<byte_balance, std::size_t>;
-  const key none{byte_balance{UINT64_MAX, false}, SIZE_MAX};
-  detail::keyed_position_set<key> ready(n, none);  // by rank: (left after, index)
+  using key = detail::left_after_key;
+  const key none{};
+  detail::keyed_position_set<key> ready(n, none);  // by rank
   const auto after = [&](std::size_t v) {
-    return key{byte_balance::of(size[v], state.bytes_freed(v) + state.bytes_dropped(v)), v};
+    return key::of(size[v], state.bytes_freed(v) + state.bytes_dropped(v), v);
   };
   std::vector<char> is_ready(n, 0);
   const auto make_ready = [&](std::size_t v) {
@@ -98,7 +118,7 @@ class size_ranks {
       if (smallest == SIZE_MAX) break;  // a cycle: caught below
       chosen = ready.min(smallest, rank.bound(rank.size_at(smallest)));
     }
-    const std::size_t v = chosen.second;
+    const std::size_t v = chosen.vertex();
     ready.erase(rank.of(v));
     is_ready[v] = 0;
     order.push_back(v);
