@@ -37,8 +37,8 @@ namespace detail {
 /// vertices have a size at most some limit? Those ranked below a bound.
 class size_ranks {
  public:
-  explicit size_ranks(const std::vector<std::uint64_t>& size) : rank_(size.size()), size_(size.size()) {
-    const auto by_size = sorted_with_index(size);
+  explicit size_ranks(const list_state& state) : rank_(state.graph.num_vertices()), size_(rank_.size()) {
+    const auto by_size = sorted_with_index(rank_.size(), [&](std::size_t v) { return state.bytes_defined(v); });
     for (std::size_t r = 0; r < by_size.size(); ++r) {
       size_[r] = by_size[r].first;
       rank_[by_size[r].second] = static_cast<compact_index>(r);
@@ -84,26 +84,20 @@ struct left_after_key {
 [[nodiscard]] inline std::vector<std::size_t> lpmf_order(const compact_graph& g) {
   const std::size_t n = g.num_vertices();
   list_state state(g);
-  std::vector<std::uint64_t> size(n);
   std::uint64_t peak = 0;  // starts at the graph outputs, which any order holds at the end
-  for (std::size_t v = 0; v < n; ++v) size[v] = state.bytes_defined(v);
   for (buffer_id b = 0; b < g.buffers.size(); ++b) {
     if (g.buffers.live_out[b] && !g.buffers.persistent[b]) peak += g.buffers.bytes[b];
   }
   // Ready vertices sit at their rank by (size, index), keyed by (outputs -
   // bytes freed, index): the least key within a rank bound is the choice.
-  const detail::size_ranks rank(size);
+  const detail::size_ranks rank(state);
   using key = detail::left_after_key;
   const key none{};
   detail::keyed_position_set<key> ready(n, none);  // by rank
   const auto after = [&](std::size_t v) {
-    return key::of(size[v], state.bytes_freed(v) + state.bytes_dropped(v), v);
+    return key::of(state.bytes_defined(v), state.bytes_freed(v) + state.bytes_dropped(v), v);
   };
-  std::vector<char> is_ready(n, 0);
-  const auto make_ready = [&](std::size_t v) {
-    is_ready[v] = 1;
-    ready.lower(rank.of(v), after(v));
-  };
+  const auto make_ready = [&](std::size_t v) { ready.lower(rank.of(v), after(v)); };
   detail::ready_tracker tracker(g);
   tracker.start(make_ready);
   std::uint64_t live = 0;
@@ -120,15 +114,14 @@ struct left_after_key {
     }
     const std::size_t v = chosen.vertex();
     ready.erase(rank.of(v));
-    is_ready[v] = 0;
     order.push_back(v);
-    live += size[v];
+    live += state.bytes_defined(v);
     peak = std::max(peak, live);
     live -= state.bytes_freed(v) + state.bytes_dropped(v);
     for (const auto b : state.run(v)) {
       if (g.buffers.live_out[b]) continue;  // every reader ran
       const std::size_t r = state.sole_unscheduled_reader(b);
-      if (is_ready[r]) ready.lower(rank.of(r), after(r));  // r now frees b too
+      if (!tracker.waits(r)) ready.lower(rank.of(r), after(r));  // r, not run, is ready: it now frees b too
     }
     tracker.ran(v, make_ready);
   }
