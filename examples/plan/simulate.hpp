@@ -305,7 +305,7 @@ inline std::vector<std::size_t> simulation_placement(const io::file_graph& g, co
 /// "node" and port of a device's buffer, as the JSON reports it.
 inline nlohmann::ordered_json buffer_pair(const sim::simulation_result& r, std::size_t buffer) {
   const sim::task_buffer& b = r.graph.buffers[buffer];
-  return nlohmann::ordered_json::array({r.graph.tasks[b.task].name, b.port});
+  return nlohmann::ordered_json::array({std::string(r.graph.name(b.task)), b.port});
 }
 
 inline nlohmann::ordered_json simulation_json(const io::file_graph& g, const sim::simulation_result& r,
@@ -356,7 +356,7 @@ inline nlohmann::ordered_json simulation_json(const io::file_graph& g, const sim
   for (const auto k : r.transfer_runs) {
     const auto& run = r.runs[k];
     const auto& t = r.graph.tasks[run.task];
-    transfers.push_back({{"name", t.name},
+    transfers.push_back({{"name", std::string(r.graph.name(run.task))},
                          {"from", c.machine.devices[t.device].name},
                          {"to", c.machine.devices[t.to_device].name},
                          {"bytes", t.transfer_bytes},
@@ -366,8 +366,8 @@ inline nlohmann::ordered_json simulation_json(const io::file_graph& g, const sim
   auto& schedule = out["schedule"] = nlohmann::ordered_json::array();
   for (const auto& run : r.runs) {
     const auto& t = r.graph.tasks[run.task];
-    schedule.push_back({{"node", t.name},
-                        {"op", t.op_type},
+    schedule.push_back({{"node", std::string(r.graph.name(run.task))},
+                        {"op", std::string(r.graph.op_type(run.task))},
                         {"device", c.machine.devices[t.device].name},
                         {"start_us", run.start_us},
                         {"end_us", run.end_us},
@@ -375,7 +375,7 @@ inline nlohmann::ordered_json simulation_json(const io::file_graph& g, const sim
                         {"memory_us", run.cost.memory_us}});
   }
   auto& not_run = out["not_run"] = nlohmann::ordered_json::array();
-  for (const auto t : r.not_run) not_run.push_back(r.graph.tasks[t].name);
+  for (const auto t : r.not_run) not_run.push_back(std::string(r.graph.name(t)));
   return out;
 }
 

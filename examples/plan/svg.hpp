@@ -187,7 +187,7 @@ inline void write_simulation(std::ostream& out, const std::string& graph, const 
   std::snprintf(makespan, sizeof makespan, "%.3f ms", r.makespan_us / 1000);
   open_svg(out, graph + ": simulated run (" + r.policy + "), makespan " + makespan, y0 + bottom);
   std::map<std::string, double> busy_of_op;
-  for (const auto& run : r.runs) busy_of_op[r.graph.tasks[run.task].op_type] += run.end_us - run.start_us;
+  for (const auto& run : r.runs) busy_of_op[std::string(r.graph.op_type(run.task))] += run.end_us - run.start_us;
   const auto colour_of_op = op_colours(out, busy_of_op);
   for (std::size_t k = 0; k < tracks; ++k) {
     const std::string name = k < num_devices ? m.devices[k].name
@@ -197,11 +197,11 @@ inline void write_simulation(std::ostream& out, const std::string& graph, const 
         << "\" text-anchor=\"end\" font-size=\"10\">" << escaped(name) << "</text>\n";
   }
   for (const auto& run : r.runs) {
-    const auto& t = r.graph.tasks[run.task];
+    const std::string op_type(r.graph.op_type(run.task));
     const double y = top + static_cast<double>(run.resource) * row + 2;
     out << "<rect class=\"run\" x=\"" << x_of(run.start_us) << "\" y=\"" << y << "\" width=\""
         << std::max(0.5, x_of(run.end_us) - x_of(run.start_us)) << "\" height=\"" << row - 4 << "\" fill=\""
-        << colour_of_op.at(t.op_type) << "\"><title>" << escaped(t.name) << " (" << escaped(t.op_type) << "): "
+        << colour_of_op.at(op_type) << "\"><title>" << escaped(r.graph.name(run.task)) << " (" << escaped(op_type) << "): "
         << run.start_us << ".." << run.end_us << " us</title></rect>\n";
   }
   std::uint64_t y_max = 1;

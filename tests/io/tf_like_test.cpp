@@ -78,7 +78,7 @@ TEST_CASE("a GraphDef simulated with the seed's semantics: Merge, persistent op 
                {.name = "/job:localhost/replica:0/task:0/device:GPU:0"}};
   const auto r = sim::simulate(g, m, sim::placement_by_device_field(g, m), sim::fixed_cost{1}, sim::first_ready{});
   std::vector<std::string> names;
-  for (const auto& run : r.runs) names.push_back(r.graph.tasks[run.task].name);
+  for (const auto& run : r.runs) names.emplace_back(r.graph.name(run.task));
   // c and p ready at 0 (c first by name); each port of sw crosses once, and at
   // equal ready times the first receive goes before the second send (by name);
   // both branches run and m runs once per input.

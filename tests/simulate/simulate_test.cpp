@@ -35,12 +35,12 @@ sim::machine two_devices() {
 
 std::vector<std::string> run_names(const sim::simulation_result& r) {
   std::vector<std::string> names;
-  for (const auto& run : r.runs) names.push_back(r.graph.tasks[run.task].name);
+  for (const auto& run : r.runs) names.emplace_back(r.graph.name(run.task));
   return names;
 }
 
 const sim::task_run& run_of(const sim::simulation_result& r, const std::string& name) {
-  const auto it = std::ranges::find_if(r.runs, [&](const auto& run) { return r.graph.tasks[run.task].name == name; });
+  const auto it = std::ranges::find_if(r.runs, [&](const auto& run) { return r.graph.name(run.task) == name; });
   REQUIRE(it != r.runs.end());
   return *it;
 }
@@ -227,7 +227,7 @@ struct policy_bench {
   std::vector<double> ready;
   void add(const std::string& name, double ready_us, sim::task_kind kind = sim::task_kind::op,
            std::size_t device = 0, std::size_t rank = 0) {
-    graph.tasks.push_back({.name = name, .kind = kind, .device = device, .rank = rank});
+    graph.add_task({.kind = kind, .device = device, .rank = rank}, name, "");
     ready.push_back(ready_us);
   }
   template <class Policy>
@@ -235,7 +235,7 @@ struct policy_bench {
     const sim::ready_view view(graph, ready);
     for (std::size_t t = 0; t < graph.tasks.size(); ++t) policy.push(t, view);
     std::vector<std::string> names;
-    while (!policy.empty()) names.push_back(graph.tasks[policy.pop(view)].name);
+    while (!policy.empty()) names.emplace_back(graph.name(policy.pop(view)));
     return names;
   }
 };

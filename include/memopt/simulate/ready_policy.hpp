@@ -21,7 +21,7 @@
 #include <deque>
 #include <optional>
 #include <queue>
-#include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -35,6 +35,7 @@ class ready_view {
   ready_view(const task_graph& graph, const std::vector<double>& ready_times)
       : graph_(&graph), ready_(&ready_times) {}
   [[nodiscard]] const task& operator[](std::size_t t) const { return graph_->tasks[t]; }
+  [[nodiscard]] std::string_view name(std::size_t t) const { return graph_->name(t); }
   [[nodiscard]] double ready_us(std::size_t t) const { return (*ready_)[t]; }
 
  private:
@@ -86,10 +87,10 @@ namespace detail {
 struct ready_entry {
   double key = 0;
   double ready_us = 0;
-  const std::string* name = nullptr;
+  std::string_view name;
   std::size_t task = 0;
   [[nodiscard]] bool before(const ready_entry& other) const {
-    return std::tie(key, ready_us, *name, task) < std::tie(other.key, other.ready_us, *other.name, other.task);
+    return std::tie(key, ready_us, name, task) < std::tie(other.key, other.ready_us, other.name, other.task);
   }
 };
 
@@ -118,7 +119,7 @@ class first_ready {
  public:
   static constexpr const char* name = "first-ready";
   void push(std::size_t t, const ready_view& view) {
-    heap_.push({.key = 0, .ready_us = view.ready_us(t), .name = &view[t].name, .task = t});
+    heap_.push({.key = 0, .ready_us = view.ready_us(t), .name = view.name(t), .task = t});
   }
   std::size_t pop(const ready_view&) { return heap_.pop(); }
   [[nodiscard]] bool empty() const { return heap_.empty(); }
@@ -137,7 +138,7 @@ class priority {
   explicit priority(Key key) : key_(std::move(key)) {}
   void push(std::size_t t, const ready_view& view) {
     const double ready = view.ready_us(t);
-    heap_.push({.key = key_(view[t], ready), .ready_us = ready, .name = &view[t].name, .task = t});
+    heap_.push({.key = key_(view[t], ready), .ready_us = ready, .name = view.name(t), .task = t});
   }
   std::size_t pop(const ready_view&) { return heap_.pop(); }
   [[nodiscard]] bool empty() const { return heap_.empty(); }
@@ -179,7 +180,7 @@ class composite {
     struct candidate {
       double ready_us;
       int score;  // 2 send, 1 receive, 0 op: the higher goes first on a tie
-      const std::string* name;
+      std::string_view name;
       std::size_t task;
       lifo* from_ops;
       first_ready* from_transfers;
@@ -189,14 +190,14 @@ class composite {
       if (!best || c.ready_us < best->ready_us ||
           (c.ready_us == best->ready_us &&
            (c.score > best->score ||
-            (c.score == best->score && std::tie(*c.name, c.task) < std::tie(*best->name, best->task))))) {
+            (c.score == best->score && std::tie(c.name, c.task) < std::tie(best->name, best->task))))) {
         best = c;
       }
     };
     for (lifo& ops : ops_) {
       if (ops.empty()) continue;
       const std::size_t t = ops.top();
-      consider({view.ready_us(t), 0, &view[t].name, t, &ops, nullptr});
+      consider({view.ready_us(t), 0, view.name(t), t, &ops, nullptr});
     }
     if (!sends_.empty()) {
       const auto& e = sends_.top();

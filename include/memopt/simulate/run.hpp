@@ -216,8 +216,8 @@ template <cost_model Cost, ready_policy Policy>
       link.bytes += tk.transfer_bytes;
       r.transfer_runs.push_back(r.runs.size());
     } else if (!(tk.kind == task_kind::recv && tk.created)) {
-      run.cost = cost.cost({.name = tk.name,
-                            .op_type = tk.op_type,
+      run.cost = cost.cost({.name = g.name(t),
+                            .op_type = g.op_type(t),
                             .flops = tk.flops,
                             .bytes_read = tk.bytes_read,
                             .bytes_written = tk.bytes_written},

@@ -39,7 +39,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -50,9 +49,8 @@ inline constexpr std::size_t no_task = std::numeric_limits<std::size_t>::max();
 
 enum class task_kind : unsigned char { op, send, recv };
 
+/// A task's facts; its name and op type are its task_graph's (name(t), op_type(t)).
 struct task {
-  std::string name;
-  std::string op_type;
   task_kind kind = task_kind::op;
   std::size_t vertex = 0;   ///< the op's vertex index; a transfer's producer
   std::ptrdiff_t port = 0;  ///< a transfer's port of the producer, -1 for a control token
@@ -69,20 +67,21 @@ struct task {
 
 /// A tensor in a device's memory: an output of a task, or (port -1) its token
 /// or its op's scratch (live during the op's run only).
+/// (The flags last, side by side: 48 bytes where interleaved they took 64.)
 struct task_buffer {
   std::size_t task = 0;
   std::ptrdiff_t port = 0;
   std::uint64_t bytes = 0;
-  bool persistent = false;
-  bool live_out = false;
   std::size_t shares = no_task;  ///< the buffer whose storage it lives in, or no_task
   std::size_t takes_over = no_task;  ///< the buffer whose storage it takes over where that dies, or no_task
+  bool persistent = false;
+  bool live_out = false;
   bool in_place = false;
   bool scratch = false;  ///< the op's scratch (port -1)
 };
 
 struct task_graph {
-  std::vector<task> tasks;
+  std::vector<task> tasks;  ///< added with add_task, which records their names
   csr_rows<std::size_t> successors;                  ///< by task, one arc per input of the successor
   std::vector<std::size_t> num_inputs;               ///< by task
   std::vector<bool> starts_ready;                    ///< by task: no input, or fed
@@ -91,6 +90,35 @@ struct task_graph {
   csr_rows<std::size_t> reads;                       ///< by task: the buffers it reads
   std::vector<std::size_t> task_of_vertex;           ///< by vertex index: its task, no_task when pruned
   std::size_t transfers = 0;                         ///< send/receive pairs created
+
+  /// Appends `t`, named `name`, of op type `op_type`; returns its index.
+  std::size_t add_task(const task& t, std::string_view name, std::string_view op_type) {
+    tasks.push_back(t);
+    text_.append(name);
+    text_ends_.push_back(text_.size());
+    text_.append(op_type);
+    text_ends_.push_back(text_.size());
+    return tasks.size() - 1;
+  }
+  /// Room for `count` tasks in all (their names and op types included).
+  void reserve(std::size_t count) {
+    tasks.reserve(count);
+    text_ends_.reserve(2 * count + 1);
+  }
+  /// Task t's name: its node's ("v<index>" when that has none); a transfer's
+  /// as the seed names it.
+  [[nodiscard]] std::string_view name(std::size_t t) const { return text(2 * t); }
+  /// Task t's op type ("_Send", "_Recv" for a transfer the simulation added).
+  [[nodiscard]] std::string_view op_type(std::size_t t) const { return text(2 * t + 1); }
+
+ private:
+  // Every task's name and op type, back to back in one string: a string of
+  // its own each cost a task 64 bytes and a transfer two allocations.
+  [[nodiscard]] std::string_view text(std::size_t k) const {
+    return std::string_view(text_).substr(text_ends_[k], text_ends_[k + 1] - text_ends_[k]);
+  }
+  std::string text_;
+  std::vector<std::size_t> text_ends_ = {0};  ///< where each name and op type ends, after a 0
 };
 
 struct task_options {
@@ -144,12 +172,32 @@ inline std::vector<bool> vertices_to_run(const csr_rows<graph_input>& inputs, st
   return keep;
 }
 
-struct transfer_key_hash {
-  std::size_t operator()(const std::tuple<std::size_t, std::ptrdiff_t, std::size_t>& k) const noexcept {
-    const auto [v, port, device] = k;
-    return std::hash<std::size_t>{}(v * 0x9e3779b97f4a7c15ULL ^ static_cast<std::size_t>(port + 1) * 0x632be5ab ^
-                                    device * 0x85ebca6b);
+/// The receive made for each (producer vertex, port, destination device): a
+/// chain per producer, newest first. A chain holds at most ports x devices
+/// entries, so walking it costs less than hashing the key.
+class receive_index {
+ public:
+  explicit receive_index(std::size_t vertices) : latest_(vertices, no_task) {}
+  [[nodiscard]] std::size_t find(std::size_t vertex, std::ptrdiff_t port, std::size_t device) const {
+    for (std::size_t k = latest_[vertex]; k != no_task; k = entries_[k].next) {
+      if (entries_[k].port == port && entries_[k].device == device) return entries_[k].recv;
+    }
+    return no_task;
   }
+  void add(std::size_t vertex, std::ptrdiff_t port, std::size_t device, std::size_t recv) {
+    entries_.push_back({.port = port, .device = device, .recv = recv, .next = latest_[vertex]});
+    latest_[vertex] = entries_.size() - 1;
+  }
+
+ private:
+  struct entry {
+    std::ptrdiff_t port;
+    std::size_t device;
+    std::size_t recv;  ///< its task
+    std::size_t next;  ///< the producer's previous entry, or no_task
+  };
+  std::vector<std::size_t> latest_;  // by vertex
+  std::vector<entry> entries_;
 };
 
 }  // namespace detail
@@ -213,15 +261,17 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
 
   task_graph tg;
   tg.task_of_vertex.assign(n, no_task);
-  // Room for every op and, at most, a send and a receive per edge that crosses
-  // devices: the tasks are never moved as they are added.
-  std::size_t most_tasks = 0;
+  // Room for every op and, at most, a send and a receive per edge or in-place
+  // order that crosses devices: the tasks are never moved as they are added.
+  // (Room reserved and never used costs no page of memory.)
+  std::size_t most_ops = 0;
+  std::size_t most_transfers = hazards.size();
   for (std::size_t j = 0; j < n; ++j) {
     if (!run[j]) continue;
-    ++most_tasks;
-    for (const detail::graph_input& in : inputs[j]) most_tasks += placement[in.source] == placement[j] ? 0 : 2;
+    ++most_ops;
+    for (const detail::graph_input& in : inputs[j]) most_transfers += placement[in.source] == placement[j] ? 0 : 1;
   }
-  tg.tasks.reserve(most_tasks + 2 * hazards.size());
+  tg.reserve(most_ops + 2 * most_transfers);
   std::vector<vertex_t<G>> vertex_list;
   vertex_list.reserve(n);
   for (const auto v : boost::make_iterator_range(vertices(g))) vertex_list.push_back(v);
@@ -230,26 +280,26 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   std::vector<vertex_t<G>> by_index(n);
   for (const auto v : vertex_list) by_index[index(v)] = v;
 
+  std::string unnamed;  // "v<index>" for a vertex with no name
   for (const auto v : vertex_list) {  // op tasks in program order
     const std::size_t i = index(v);
     if (!run[i]) continue;
-    tg.task_of_vertex[i] = tg.tasks.size();
     task t;
     t.vertex = i;
-    t.name = std::string(ops::name(g, v));
-    if (t.name.empty()) t.name = "v" + std::to_string(i);
-    t.op_type = std::string(ops::op_type(g, v));
+    const std::string_view op_type = ops::op_type(g, v);
     t.device = t.to_device = placement[i];
     t.rank = rank[i];
-    t.merge = seed_op_types::merge(t.op_type);
+    t.merge = seed_op_types::merge(op_type);
     t.flops = ops::flops(g, v);
     for (std::size_t port = 0; port < table.num_outputs(i); ++port) {
       t.bytes_written += static_cast<double>(output_bytes[table.id(i, port)]);
     }
-    tg.tasks.push_back(std::move(t));
+    std::string_view name = ops::name(g, v);
+    if (name.empty()) name = unnamed.assign("v").append(std::to_string(i));
+    tg.task_of_vertex[i] = tg.add_task(t, name, op_type);
   }
   const std::size_t num_ops = tg.tasks.size();
-  const auto kind_of_op = [&](std::size_t i) -> std::string_view { return tg.tasks[tg.task_of_vertex[i]].op_type; };
+  const auto kind_of_op = [&](std::size_t i) { return tg.op_type(tg.task_of_vertex[i]); };
 
   // Arcs and reads by (task, producer task, port); transfers made on the way.
   struct read_of {
@@ -259,48 +309,43 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   };
   std::vector<read_of> pending_reads;
   std::vector<std::pair<std::size_t, std::size_t>> arcs;  // (from, to)
-  pending_reads.reserve(inputs.items.size());
-  arcs.reserve(inputs.items.size());
-  std::unordered_map<std::tuple<std::size_t, std::ptrdiff_t, std::size_t>, std::size_t,
-                     detail::transfer_key_hash> recv_of;
+  pending_reads.reserve(inputs.items.size() + hazards.size() + most_transfers);
+  arcs.reserve(inputs.items.size() + hazards.size() + 2 * most_transfers);
+  detail::receive_index recv_of(n);
   std::vector<std::string> device_label;  // by device: its name as a transfer's name spells it
   for (const auto& d : m.devices) device_label.push_back(sanitized_device_name(d.name));
+  std::string src;            // "<producer>_<port>": what a send's and its receive's names share
+  std::string transfer_name;  // the one being spelled
   const auto transfer_to = [&](std::size_t producer_task, std::ptrdiff_t port, std::size_t device) {
     const task& from = tg.tasks[producer_task];
-    const auto key = std::make_tuple(from.vertex, port, device);
-    if (const auto it = recv_of.find(key); it != recv_of.end()) return it->second;
-    const std::string src = from.name + "_" + (port < 0 ? std::string("minus1") : std::to_string(port));
-    const std::string& src_device = device_label[from.device];
-    const std::string& dst_device = device_label[device];
+    if (const std::size_t made = recv_of.find(from.vertex, port, device); made != no_task) return made;
     const std::uint64_t bytes =
         port < 0 ? options.control_token_bytes : output_bytes[table.id(from.vertex, static_cast<std::size_t>(port))];
-    task send{.name = "Send_" + src + "_from_" + src_device + "_to_" + dst_device,
-              .op_type = "_Send",
-              .kind = task_kind::send,
-              .vertex = from.vertex,
-              .port = port,
-              .device = from.device,
-              .to_device = device,
-              .rank = from.rank,
-              .created = true,
-              .bytes_read = static_cast<double>(bytes),
-              .transfer_bytes = bytes};
+    const task send{.kind = task_kind::send,
+                    .vertex = from.vertex,
+                    .port = port,
+                    .device = from.device,
+                    .to_device = device,
+                    .rank = from.rank,
+                    .created = true,
+                    .bytes_read = static_cast<double>(bytes),
+                    .transfer_bytes = bytes};
     task recv = send;
-    recv.name = "Recv_" + src + "_on_" + dst_device;
-    recv.op_type = "_Recv";
     recv.kind = task_kind::recv;
     recv.device = device;
     recv.bytes_read = 0;
     recv.bytes_written = static_cast<double>(bytes);
     recv.transfer_bytes = 0;
-    const std::size_t s = tg.tasks.size();
-    tg.tasks.push_back(std::move(send));
-    tg.tasks.push_back(std::move(recv));
+    src.assign(tg.name(producer_task)).append("_").append(port < 0 ? std::string("minus1") : std::to_string(port));
+    transfer_name.assign("Send_").append(src).append("_from_").append(device_label[send.device]);
+    const std::size_t s = tg.add_task(send, transfer_name.append("_to_").append(device_label[device]), "_Send");
+    transfer_name.assign("Recv_").append(src).append("_on_").append(device_label[device]);
+    tg.add_task(recv, transfer_name, "_Recv");
     arcs.emplace_back(producer_task, s);
     arcs.emplace_back(s, s + 1);
     pending_reads.push_back({s, producer_task, port});
     ++tg.transfers;
-    recv_of.emplace(key, s + 1);
+    recv_of.add(send.vertex, port, device, s + 1);
     return s + 1;
   };
   // Vertex j's task reads `port` of vertex i's: directly, or from the receive on j's device.
@@ -319,7 +364,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   std::unordered_map<std::string_view, std::size_t> send_by_key;
   for (std::size_t t = 0; t < num_ops; ++t) {
     const std::size_t i = tg.tasks[t].vertex;
-    if (seed_op_types::send(tg.tasks[t].op_type)) {
+    if (seed_op_types::send(tg.op_type(t))) {
       const auto key = ops::transfer_key(g, by_index[i]);
       if (!key.empty()) send_by_key.emplace(key, t);
     }
@@ -327,7 +372,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   for (std::size_t t = 0; t < num_ops; ++t) {
     const std::size_t j = tg.tasks[t].vertex;
     if (fed[j]) continue;
-    const bool is_recv = seed_op_types::recv(tg.tasks[t].op_type);
+    const bool is_recv = seed_op_types::recv(tg.op_type(t));
     for (const detail::graph_input& in : inputs[j]) {
       if (is_recv && seed_op_types::send(kind_of_op(in.source))) {
         arcs.emplace_back(tg.task_of_vertex[in.source], t);  // the graph's own transfer
@@ -363,12 +408,14 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   }
   const auto holds_token = [&](std::size_t t) { return has_token[t] && options.control_token_bytes > 0; };
   tg.first_buffer.assign(count + 1, 0);
+  // At most: every buffer of the graph, a copy per receive, a token per task.
+  tg.buffers.reserve(table.size() + (count - num_ops) + (options.control_token_bytes > 0 ? count : 0));
   for (std::size_t t = 0; t < count; ++t) {
     const task& tk = tg.tasks[t];
     tg.first_buffer[t] = tg.buffers.size();
     if (tk.kind == task_kind::op) {
       const auto v = by_index[tk.vertex];
-      const bool persistent = tensors::is_persistent(g, v) || seed_op_types::persistent(tk.op_type);
+      const bool persistent = tensors::is_persistent(g, v) || seed_op_types::persistent(tg.op_type(t));
       for (std::size_t port = 0; port < table.num_outputs(tk.vertex); ++port) {
         tg.buffers.push_back({.task = t,
                               .port = static_cast<std::ptrdiff_t>(port),
@@ -406,8 +453,8 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::size_t p = tg.task_of_vertex[table.owner[source]];
     const auto source_port = static_cast<std::ptrdiff_t>(table.port_of(source));
     if (tg.tasks[p].device == tg.tasks[t].device) return buffer_of(p, source_port);
-    const auto recv = recv_of.find({tg.tasks[p].vertex, source_port, tg.tasks[t].device});
-    return recv == recv_of.end() ? no_task : buffer_of(recv->second, 0);
+    const std::size_t recv = recv_of.find(tg.tasks[p].vertex, source_port, tg.tasks[t].device);
+    return recv == no_task ? no_task : buffer_of(recv, 0);
   };
   for (std::size_t t = 0; t < num_ops; ++t) {
     const std::size_t i = tg.tasks[t].vertex;

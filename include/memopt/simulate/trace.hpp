@@ -60,10 +60,11 @@ inline void write_chrome_trace(std::ostream& out, const simulation_result& r, co
   }
   for (const task_run& run : r.runs) {
     const task& t = r.graph.tasks[run.task];
+    const std::string_view op_type = r.graph.op_type(run.task);
     const auto bytes = t.kind == task_kind::send ? static_cast<double>(t.transfer_bytes) : t.bytes_written;
-    out << ",\n{\"name\":" << json_string(t.name) << ",\"cat\":" << json_string(t.op_type.empty() ? "op" : t.op_type)
+    out << ",\n{\"name\":" << json_string(r.graph.name(run.task)) << ",\"cat\":" << json_string(op_type.empty() ? "op" : op_type)
         << ",\"ph\":\"X\",\"pid\":0,\"tid\":" << run.resource << ",\"ts\":" << json_number(run.start_us)
-        << ",\"dur\":" << json_number(run.end_us - run.start_us) << ",\"args\":{\"op\":" << json_string(t.op_type)
+        << ",\"dur\":" << json_number(run.end_us - run.start_us) << ",\"args\":{\"op\":" << json_string(op_type)
         << ",\"bytes\":" << json_number(bytes) << ",\"compute_us\":" << json_number(run.cost.compute_us)
         << ",\"memory_us\":" << json_number(run.cost.memory_us) << "}}";
   }
