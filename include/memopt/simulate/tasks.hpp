@@ -33,6 +33,7 @@
 #include <memopt/simulate/machine.hpp>
 #include <memopt/simulate/op_traits.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -115,7 +116,7 @@ struct task_graph {
   // Every task's name and op type, back to back in one string: a string of
   // its own each cost a task 64 bytes and a transfer two allocations.
   [[nodiscard]] std::string_view text(std::size_t k) const {
-    return std::string_view(text_).substr(text_ends_[k], text_ends_[k + 1] - text_ends_[k]);
+    return {text_.data() + text_ends_[k], text_ends_[k + 1] - text_ends_[k]};
   }
   std::string text_;
   std::vector<std::size_t> text_ends_ = {0};  ///< where each name and op type ends, after a 0
@@ -142,7 +143,6 @@ namespace detail {
 struct graph_input {
   std::size_t source = 0;
   std::ptrdiff_t port = 0;  ///< -1: a control edge
-  std::uint64_t bytes = 0;  ///< of the output read (0 for a control edge)
 };
 
 /// Which vertices run: the fan-in of the fetches (inputs and in-place
@@ -200,6 +200,39 @@ class receive_index {
   std::vector<entry> entries_;
 };
 
+/// An arc of the task graph, in the order made: `to` runs after `from`, and
+/// reads its output `port` (-1: its token) unless port is no_read (an order
+/// only: a send before its receive, a graph's own transfer). One record
+/// serves both the successors (by from) and the reads (by to).
+struct task_arc {
+  static constexpr std::ptrdiff_t no_read = std::numeric_limits<std::ptrdiff_t>::min();
+  std::size_t from;
+  std::size_t to;
+  std::ptrdiff_t port;
+};
+
+/// Rows of item_of(e) for the records e, row row_of(e), in record order;
+/// an item no_task is left out. (memopt::detail::group_rows without the
+/// (row, item) pairs made first.) O(rows + records).
+template <class Record, class RowOf, class ItemOf>
+csr_rows<std::size_t> group_by(std::size_t rows, std::span<const Record> records, RowOf row_of, ItemOf item_of) {
+  csr_rows<std::size_t> grouped;
+  grouped.first.assign(rows + 1, 0);
+  for (const Record& e : records) {
+    if (item_of(e) != no_task) ++grouped.first[row_of(e) + 1];
+  }
+  memopt::detail::counts_to_offsets(grouped.first);
+  grouped.items.resize(grouped.first.back());
+  // first[r + 1] is where row r ends: fill each row from its end, records in
+  // reverse, then shift the offsets down one to where rows start.
+  for (auto e = records.rbegin(); e != records.rend(); ++e) {
+    if (const std::size_t item = item_of(*e); item != no_task) grouped.items[--grouped.first[row_of(*e) + 1]] = item;
+  }
+  std::copy(grouped.first.begin() + 1, grouped.first.end(), grouped.first.begin());
+  grouped.first.back() = grouped.items.size();
+  return grouped;
+}
+
 }  // namespace detail
 
 /// The task graph of g on `m`, vertex index(v) placed on device placement[index(v)].
@@ -247,11 +280,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
       const bool control = tensors::is_control(g, e);
       const std::size_t port = control ? 0 : tensors::port(g, e);
       if (!control && port >= table.num_outputs(i)) throw bad_port_error(i, j, port, table.num_outputs(i));
-      if (control) {
-        edges.push_back({j, {i, -1, 0}});
-      } else {
-        edges.push_back({j, {i, static_cast<std::ptrdiff_t>(port), output_bytes[table.id(i, port)]}});
-      }
+      edges.push_back({j, {i, control ? -1 : static_cast<std::ptrdiff_t>(port)}});
     }
   });
   const csr_rows<detail::graph_input> inputs = memopt::detail::group_rows<detail::graph_input>(n, edges);
@@ -301,15 +330,9 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   const std::size_t num_ops = tg.tasks.size();
   const auto kind_of_op = [&](std::size_t i) { return tg.op_type(tg.task_of_vertex[i]); };
 
-  // Arcs and reads by (task, producer task, port); transfers made on the way.
-  struct read_of {
-    std::size_t reader;
-    std::size_t producer;
-    std::ptrdiff_t port;
-  };
-  std::vector<read_of> pending_reads;
-  std::vector<std::pair<std::size_t, std::size_t>> arcs;  // (from, to)
-  pending_reads.reserve(inputs.items.size() + hazards.size() + most_transfers);
+  // Arcs, each with the port it reads; transfers made on the way.
+  using detail::task_arc;
+  std::vector<task_arc> arcs;
   arcs.reserve(inputs.items.size() + hazards.size() + 2 * most_transfers);
   detail::receive_index recv_of(n);
   std::vector<std::string> device_label;  // by device: its name as a transfer's name spells it
@@ -341,9 +364,8 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::size_t s = tg.add_task(send, transfer_name.append("_to_").append(device_label[device]), "_Send");
     transfer_name.assign("Recv_").append(src).append("_on_").append(device_label[device]);
     tg.add_task(recv, transfer_name, "_Recv");
-    arcs.emplace_back(producer_task, s);
-    arcs.emplace_back(s, s + 1);
-    pending_reads.push_back({s, producer_task, port});
+    arcs.push_back({producer_task, s, port});
+    arcs.push_back({s, s + 1, task_arc::no_read});
     ++tg.transfers;
     recv_of.add(send.vertex, port, device, s + 1);
     return s + 1;
@@ -353,12 +375,9 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::size_t p = tg.task_of_vertex[i];
     const std::size_t t = tg.task_of_vertex[j];
     if (placement[i] == placement[j]) {
-      arcs.emplace_back(p, t);
-      pending_reads.push_back({t, p, port});
+      arcs.push_back({p, t, port});
     } else {
-      const std::size_t r = transfer_to(p, port, placement[j]);
-      arcs.emplace_back(r, t);
-      pending_reads.push_back({t, r, 0});
+      arcs.push_back({transfer_to(p, port, placement[j]), t, 0});
     }
   };
   std::unordered_map<std::string_view, std::size_t> send_by_key;
@@ -375,16 +394,18 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const bool is_recv = seed_op_types::recv(tg.op_type(t));
     for (const detail::graph_input& in : inputs[j]) {
       if (is_recv && seed_op_types::send(kind_of_op(in.source))) {
-        arcs.emplace_back(tg.task_of_vertex[in.source], t);  // the graph's own transfer
+        arcs.push_back({tg.task_of_vertex[in.source], t, task_arc::no_read});  // the graph's own transfer
         continue;
       }
-      tg.tasks[t].bytes_read += static_cast<double>(in.bytes);
+      if (in.port >= 0) {
+        tg.tasks[t].bytes_read += static_cast<double>(output_bytes[table.id(in.source, static_cast<std::size_t>(in.port))]);
+      }
       connect(in.source, in.port, j);
     }
     if (is_recv && inputs[j].empty()) {
       const auto key = ops::transfer_key(g, by_index[j]);
       const auto it = send_by_key.find(key);
-      if (!key.empty() && it != send_by_key.end()) arcs.emplace_back(it->second, t);
+      if (!key.empty() && it != send_by_key.end()) arcs.push_back({it->second, t, task_arc::no_read});
     }
   }
   for (const storage_hazard& h : hazards) {
@@ -393,9 +414,11 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   }
 
   const std::size_t count = tg.tasks.size();
-  tg.successors = memopt::detail::group_rows<std::size_t>(count, arcs);
+  tg.successors = detail::group_by(
+      count, std::span<const task_arc>(arcs), [](const task_arc& a) { return a.from; },
+      [](const task_arc& a) { return a.to; });
   tg.num_inputs.assign(count, 0);
-  for (const auto& arc : arcs) ++tg.num_inputs[arc.second];
+  for (const task_arc& a : arcs) ++tg.num_inputs[a.to];
   tg.starts_ready.resize(count);
   for (std::size_t t = 0; t < count; ++t) {
     tg.starts_ready[t] = tg.num_inputs[t] == 0 || (t < num_ops && fed[tg.tasks[t].vertex]);
@@ -403,8 +426,8 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
 
   // Buffers, contiguous by task: an op's outputs, its token, its scratch; a receive's copy.
   std::vector<bool> has_token(count, false);
-  for (const read_of& r : pending_reads) {
-    if (r.port < 0) has_token[r.producer] = true;
+  for (const task_arc& a : arcs) {
+    if (a.port == -1) has_token[a.from] = true;
   }
   const auto holds_token = [&](std::size_t t) { return has_token[t] && options.control_token_bytes > 0; };
   tg.first_buffer.assign(count + 1, 0);
@@ -439,13 +462,9 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     if (port >= 0) return first + static_cast<std::size_t>(port);  // a receive is read at port 0
     return holds_token(t) ? first + table.num_outputs(tg.tasks[t].vertex) : no_task;
   };
-  std::vector<std::pair<std::size_t, std::size_t>> reads;  // (reader, buffer)
-  reads.reserve(pending_reads.size());
-  for (const read_of& r : pending_reads) {
-    const std::size_t b = buffer_of(r.producer, r.port);
-    if (b != no_task) reads.emplace_back(r.reader, b);
-  }
-  tg.reads = memopt::detail::group_rows<std::size_t>(count, reads);
+  tg.reads = detail::group_by(
+      count, std::span<const task_arc>(arcs), [](const task_arc& a) { return a.to; },
+      [&](const task_arc& a) { return a.port == task_arc::no_read ? no_task : buffer_of(a.from, a.port); });
 
   // An alias lives in the storage of the tensor its op reads on its device,
   // and an in-place candidate may take that tensor's storage over.
