@@ -30,4 +30,14 @@ inline std::uint64_t checked_add(std::uint64_t sum, std::uint64_t added, std::si
   return total;
 }
 
+/// The same, naming the vertex `vertex_of()` returns; it is called only on
+/// an overflow, so a vertex that costs a random read to find costs nothing
+/// on the way.
+template <std::invocable VertexOf>
+std::uint64_t checked_add(std::uint64_t sum, std::uint64_t added, VertexOf&& vertex_of) {
+  std::uint64_t total = 0;
+  if (add_overflows(sum, added, total)) throw size_overflow_error(vertex_of(), sum, added);
+  return total;
+}
+
 }  // namespace memopt::detail

@@ -114,8 +114,9 @@ inline void take_over_dying_storages(liveness_result& r) {
 
 /// The model once each buffer's own interval is known (its step and last
 /// reading step, or the whole run when persistent): storages, timeline, peak.
-/// vertex_at[t] names the vertex of step t in an overflow error; read[b] says
-/// whether an op reads buffer b (used when unread outputs are not counted).
+/// vertex_at(t) names the vertex of step t in an overflow error (called only
+/// then); read[b] says whether an op reads buffer b (used when unread outputs
+/// are not counted).
 template <class VertexAt>
 void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at, const std::vector<bool>& read,
                      const liveness_options& options) {
@@ -154,12 +155,12 @@ void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at, co
     }
     const live_interval live = r.intervals[b];
     allocated[live.first] = checked_add(allocated[live.first], bytes, owner);
-    freed[live.last] = checked_add(freed[live.last], bytes, vertex_at(live.last));
+    freed[live.last] = checked_add(freed[live.last], bytes, [&] { return vertex_at(live.last); });
   }
   std::uint64_t live_bytes = 0;
   for (std::size_t t = 0; t < n; ++t) {
     if (t > 0) live_bytes -= freed[t - 1];
-    live_bytes = checked_add(live_bytes, allocated[t], vertex_at(t));
+    live_bytes = checked_add(live_bytes, allocated[t], [&] { return vertex_at(t); });
     r.timeline[t] = live_bytes;
     if (live_bytes > r.peak_bytes) {
       r.peak_bytes = live_bytes;

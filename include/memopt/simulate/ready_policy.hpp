@@ -180,32 +180,33 @@ class composite {
     struct candidate {
       double ready_us;
       int score;  // 2 send, 1 receive, 0 op: the higher goes first on a tie
-      std::string_view name;
       std::size_t task;
       lifo* from_ops;
       first_ready* from_transfers;
     };
     std::optional<candidate> best;
+    // Names are read only on a tie (only ops of two devices can tie on score).
+    const auto by_name = [&](const candidate& a, const candidate& b) {
+      return std::pair(view.name(a.task), a.task) < std::pair(view.name(b.task), b.task);
+    };
     const auto consider = [&](const candidate& c) {
       if (!best || c.ready_us < best->ready_us ||
-          (c.ready_us == best->ready_us &&
-           (c.score > best->score ||
-            (c.score == best->score && std::tie(c.name, c.task) < std::tie(best->name, best->task))))) {
+          (c.ready_us == best->ready_us && (c.score > best->score || (c.score == best->score && by_name(c, *best))))) {
         best = c;
       }
     };
     for (lifo& ops : ops_) {
       if (ops.empty()) continue;
       const std::size_t t = ops.top();
-      consider({view.ready_us(t), 0, view.name(t), t, &ops, nullptr});
+      consider({view.ready_us(t), 0, t, &ops, nullptr});
     }
     if (!sends_.empty()) {
       const auto& e = sends_.top();
-      consider({e.ready_us, 2, e.name, e.task, nullptr, &sends_});
+      consider({e.ready_us, 2, e.task, nullptr, &sends_});
     }
     if (!recvs_.empty()) {
       const auto& e = recvs_.top();
-      consider({e.ready_us, 1, e.name, e.task, nullptr, &recvs_});
+      consider({e.ready_us, 1, e.task, nullptr, &recvs_});
     }
     --size_;
     return best->from_ops != nullptr ? best->from_ops->pop(view) : best->from_transfers->pop(view);

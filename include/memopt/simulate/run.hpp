@@ -56,6 +56,10 @@ using keyed_run = std::pair<double, std::size_t>;
 /// stops reading), in run order.
 inline std::vector<std::vector<keyed_run>> runs_by_device(const simulation_result& r, std::size_t num_devices) {
   std::vector<std::vector<keyed_run>> keyed(num_devices);
+  std::vector<std::size_t> steps(num_devices);  // its runs, and the sends it makes over links
+  for (std::size_t d = 0; d < num_devices; ++d) steps[d] = r.devices[d].runs;
+  for (const link_report& link : r.links) steps[link.from] += link.transfers;
+  for (std::size_t d = 0; d < num_devices; ++d) keyed[d].reserve(steps[d]);
   for (std::size_t k = 0; k < r.runs.size(); ++k) {
     const task_run& run = r.runs[k];
     const task& t = r.graph.tasks[run.task];
@@ -95,6 +99,8 @@ inline void device_memory(const simulation_result& r, std::vector<keyed_run> key
   std::vector<std::size_t>& local = numbering.task;            // task -> its local index
   std::vector<std::size_t> tasks;                              // local index -> task
   std::vector<std::size_t> step;                               // by local task: its first step
+  tasks.reserve(n);
+  step.reserve(n);
   out.steps.resize(n);
   out.timeline.resize(n);
   for (std::size_t s = 0; s < n; ++s) {
@@ -116,6 +122,7 @@ inline void device_memory(const simulation_result& r, std::vector<keyed_run> key
   table.bytes.reserve(count);
   for (auto* flags : {&table.persistent, &table.live_out, &table.in_place, &table.scratch}) flags->reserve(count);
   table.first.assign(tasks.size() + 1, 0);
+  std::vector<std::size_t> aliases;  // local buffers that share or take over a storage
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     table.first[i] = out.buffer_ids.size();
     for (std::size_t b = tg.first_buffer[tasks[i]]; b < tg.first_buffer[tasks[i] + 1]; ++b) {
@@ -129,12 +136,13 @@ inline void device_memory(const simulation_result& r, std::vector<keyed_run> key
       table.in_place.push_back(tb.in_place);
       table.scratch.push_back(tb.scratch);
       table.shares.push_back(no_buffer);
+      if (tb.shares != no_task || tb.takes_over != no_task) aliases.push_back(local_buffer[b]);
     }
   }
   table.first[tasks.size()] = out.buffer_ids.size();
   table.takes_over.assign(out.buffer_ids.size(), no_buffer);
   const auto local_of = [&](std::size_t b) { return b == no_task ? no_task : local_buffer[b]; };
-  for (std::size_t lb = 0; lb < out.buffer_ids.size(); ++lb) {
+  for (const std::size_t lb : aliases) {
     const task_buffer& tb = tg.buffers[out.buffer_ids[lb]];
     if (const std::size_t source = local_of(tb.shares); source != no_task) table.shares[lb] = source;
     if (const std::size_t source = local_of(tb.takes_over); source != no_task) table.takes_over[lb] = source;
@@ -179,7 +187,10 @@ template <cost_model Cost, ready_policy Policy>
   const std::size_t count = g.tasks.size();
   const std::size_t num_devices = m.devices.size();
   std::vector<double> ready(count, 0);
-  std::vector<std::size_t> inputs_ready(count, 0);
+  // Inputs not yet run, by task: one array to read per arc, not two. Below
+  // zero (a Merge's successor, its inputs run more often than it has them)
+  // it wraps and stays off zero, as a count of inputs run stays off theirs.
+  std::vector<std::size_t> inputs_left = g.num_inputs;
   std::vector<bool> ran(count, false);
   std::vector<bool> merge(count);  // dense: read once per arc below
   for (std::size_t t = 0; t < count; ++t) merge[t] = g.tasks[t].merge;
@@ -236,8 +247,7 @@ template <cost_model Cost, ready_policy Policy>
     r.makespan_us = std::max(r.makespan_us, run.end_us);
     ran[t] = true;
     for (const std::size_t s : g.successors[t]) {
-      ++inputs_ready[s];
-      if (inputs_ready[s] == g.num_inputs[s] || merge[s]) {
+      if (--inputs_left[s] == 0 || merge[s]) {
         ready[s] = run.end_us;
         policy.push(s, view);
       }
