@@ -12,6 +12,7 @@
 // task can start, and what make_task_graph throws.
 
 #include <memopt/detail/checked.hpp>
+#include <memopt/detail/edge_walk.hpp>
 #include <memopt/graph/buffers.hpp>
 #include <memopt/liveness/liveness.hpp>
 #include <memopt/simulate/cost_model.hpp>
@@ -49,24 +50,10 @@ std::string policy_name() {
   }
 }
 
-/// A run as a step of its device: (the time it holds the step at, run position).
+/// A run as a step of its device: (the time it holds the step at, its task).
+/// A send holds it when it ends, when it stops reading; a run otherwise when
+/// it starts.
 using keyed_run = std::pair<double, std::size_t>;
-
-/// By device, its runs as steps: keyed by time (a send when it ends, when it
-/// stops reading), in run order.
-inline std::vector<std::vector<keyed_run>> runs_by_device(const simulation_result& r, std::size_t num_devices) {
-  std::vector<std::vector<keyed_run>> keyed(num_devices);
-  std::vector<std::size_t> steps(num_devices);  // its runs, and the sends it makes over links
-  for (std::size_t d = 0; d < num_devices; ++d) steps[d] = r.devices[d].runs;
-  for (const link_report& link : r.links) steps[link.from] += link.transfers;
-  for (std::size_t d = 0; d < num_devices; ++d) keyed[d].reserve(steps[d]);
-  for (std::size_t k = 0; k < r.runs.size(); ++k) {
-    const task_run& run = r.runs[k];
-    const task& t = r.graph.tasks[run.task];
-    keyed[t.device].emplace_back(t.kind == task_kind::send ? run.end_us : run.start_us, k);
-  }
-  return keyed;
-}
 
 /// Buffers read by a task that never ran: kept to the end of every device's run.
 inline std::vector<bool> read_by_waiting_tasks(const simulation_result& r) {
@@ -87,7 +74,7 @@ struct local_numbering {
       : task(tg.tasks.size(), no_task), buffer(tg.buffers.size(), no_task) {}
 };
 
-/// Device d's memory: its runs (runs_by_device) as steps by time, then run
+/// Device d's memory: its runs (keyed, in run order) as steps by time, then run
 /// order, the one model over them.
 inline void device_memory(const simulation_result& r, std::vector<keyed_run> keyed,
                           const std::vector<bool>& read_by_waiting, const liveness_options& options,
@@ -103,8 +90,13 @@ inline void device_memory(const simulation_result& r, std::vector<keyed_run> key
   step.reserve(n);
   out.steps.resize(n);
   out.timeline.resize(n);
+  // A device's tasks lie anywhere in the graph's arrays: each pass below
+  // asks for what it will read `lead` tasks ahead (two levels of lookup,
+  // 2 * lead ahead for the first).
+  constexpr std::size_t lead = 8;
   for (std::size_t s = 0; s < n; ++s) {
-    const std::size_t t = r.runs[keyed[s].second].task;
+    if (s + lead < n) memopt::detail::prefetch(&local[keyed[s + lead].second]);
+    const std::size_t t = keyed[s].second;
     out.steps[s] = t;
     if (local[t] == no_task) {
       local[t] = tasks.size();
@@ -124,6 +116,8 @@ inline void device_memory(const simulation_result& r, std::vector<keyed_run> key
   table.first.assign(tasks.size() + 1, 0);
   std::vector<std::size_t> aliases;  // local buffers that share or take over a storage
   for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (i + 2 * lead < tasks.size()) memopt::detail::prefetch(&tg.first_buffer[tasks[i + 2 * lead]]);
+    if (i + lead < tasks.size()) memopt::detail::prefetch(tg.buffers.data() + tg.first_buffer[tasks[i + lead]]);
     table.first[i] = out.buffer_ids.size();
     for (std::size_t b = tg.first_buffer[tasks[i]]; b < tg.first_buffer[tasks[i] + 1]; ++b) {
       local_buffer[b] = out.buffer_ids.size();
@@ -154,6 +148,10 @@ inline void device_memory(const simulation_result& r, std::vector<keyed_run> key
   memopt::detail::start_intervals(live, step, n);
   std::vector<bool> read(table.size(), false);
   for (std::size_t s = 0; s < n; ++s) {
+    if (s + 2 * lead < n) memopt::detail::prefetch(&tg.reads.first[out.steps[s + 2 * lead]]);
+    if (s + lead < n) {
+      for (const std::size_t b : tg.reads[out.steps[s + lead]]) memopt::detail::prefetch(&local_buffer[b]);
+    }
     for (const std::size_t b : tg.reads[out.steps[s]]) {
       const std::size_t lb = local_buffer[b];
       if (lb == no_task) continue;  // read on another device: not this one's memory
@@ -209,6 +207,7 @@ template <cost_model Cost, ready_policy Policy>
   r.devices.resize(num_devices);
   for (std::size_t d = 0; d < num_devices; ++d) r.devices[d].name = m.devices[d].name;
   r.runs.reserve(count);
+  std::vector<std::vector<detail::keyed_run>> keyed(num_devices);  // by device, in run order
   while (!policy.empty()) {
     const std::size_t t = policy.pop(view);
     const task& tk = g.tasks[t];
@@ -245,6 +244,7 @@ template <cost_model Cost, ready_policy Policy>
       ++dev.runs;
     }
     r.makespan_us = std::max(r.makespan_us, run.end_us);
+    keyed[tk.device].emplace_back(tk.kind == task_kind::send ? run.end_us : run.start_us, t);
     ran[t] = true;
     for (const std::size_t s : g.successors[t]) {
       if (--inputs_left[s] == 0 || merge[s]) {
@@ -257,7 +257,6 @@ template <cost_model Cost, ready_policy Policy>
   for (std::size_t t = 0; t < count; ++t) {
     if (!ran[t]) r.not_run.push_back(t);
   }
-  auto keyed = detail::runs_by_device(r, num_devices);
   const std::vector<bool> read_by_waiting = detail::read_by_waiting_tasks(r);
   detail::local_numbering numbering(r.graph);
   for (std::size_t d = 0; d < num_devices; ++d) {
