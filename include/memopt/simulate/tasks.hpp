@@ -68,7 +68,7 @@ struct task {
 
 /// A tensor in a device's memory: an output of a task, or (port -1) its token
 /// or its op's scratch (live during the op's run only).
-/// (The flags last, side by side: 48 bytes where interleaved they took 64.)
+/// (The flags last, side by side: 48 bytes where interleaved they took 56.)
 struct task_buffer {
   std::size_t task = 0;
   std::ptrdiff_t port = 0;
