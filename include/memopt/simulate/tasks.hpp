@@ -1,7 +1,8 @@
 #pragma once
 // The task graph a simulation runs: the graph's ops after pruning to what the
 // fetches need, plus a send and a receive for each value that crosses
-// devices. Built once in O((V + E) log V); simulate() then only reads it.
+// devices. Built once in O(V + E + A log A) for A aliases; simulate() then
+// only reads it.
 //
 // - Fetches (vertex indices) prune the graph to their transitive fan-in
 //   (data and control); fed vertices start ready and their own inputs are cut
