@@ -142,7 +142,7 @@ def _budget(value):
 
 
 def rewrite(graph, budget, mode="remat", *, recompute="heuristic", scope="gradients/", feed=None, config=None,
-            replay_random=False, work_limit=200_000, rounds=25, alias=True):
+            replay_random=False, work_limit=200_000, rounds=25, local_search=16, alias=True):
     """memopt-plan rewrite: a plan that lowers the graph's peak under `budget`.
 
     budget: bytes (an int), or a fraction of the best schedule's peak (a float in
@@ -151,8 +151,9 @@ def rewrite(graph, budget, mode="remat", *, recompute="heuristic", scope="gradie
     "swap", "accumulate", "all" (memopt.rewrite_modes()); recompute, scope,
     feed (node names never recomputed), config (memopt-plan simulate's, as a
     dict), replay_random (recomputed random draws are replayed, as
-    torch.utils.checkpoint does), work_limit (states of each schedule search)
-    and rounds as memopt-plan rewrite's options. The seed's passes are guarded:
+    torch.utils.checkpoint does), work_limit (states of each schedule search),
+    rounds and local_search (trials of the remat planner's local search, 0:
+    none) as memopt-plan rewrite's options. The seed's passes are guarded:
     only the groups of their plan that lower the best peak are kept (the fields
     dropped and guard say what went). The result also has .graph,
     the rewritten memopt.Graph with its nodes in the order reaching peak_after
@@ -162,7 +163,7 @@ def rewrite(graph, budget, mode="remat", *, recompute="heuristic", scope="gradie
     fields, rewritten, order = _memopt.rewrite(graph, budget_bytes, budget_fraction, mode, recompute, scope,
                                                _names("feed", feed) or [], config,
                                                _whole("work_limit", work_limit), _whole("rounds", rounds, least=1),
-                                               bool(replay_random), bool(alias))
+                                               _whole("local_search", local_search), bool(replay_random), bool(alias))
     return RewriteResult(fields, rewritten, order)
 
 

@@ -20,13 +20,13 @@ namespace {
 py::tuple rewrite(graph_document& d, std::optional<std::uint64_t> budget_bytes, std::optional<double> budget_fraction,
                   const std::string& mode, const std::string& recompute, const std::string& scope,
                   const std::vector<std::string>& feed, const py::object& config, std::uint64_t work_limit,
-                  std::size_t rounds, bool replay_random, bool alias) {
+                  std::size_t rounds, std::size_t local_search, bool replay_random, bool alias) {
   check_name("rewrite mode", mode, plan::rewrite_modes());
   check_name("recompute mode", recompute, plan::recompute_modes());
   std::atomic<bool> stop{false};
   plan::rewrite_request request{.budget = budget_bytes.value_or(0), .mode = mode, .recompute = recompute, .scope = scope,
                                 .feed = feed, .work_limit = work_limit, .rounds = rounds,
-                                .replay_random = replay_random, .stop = &stop};
+                                .local_search_trials = local_search, .replay_random = replay_random, .stop = &stop};
   if (!config.is_none()) request.config = plan::parse_simulation_config(nlohmann::json(to_json(config, "config")), "config");
   auto rewritten = run_on_graph(d.graph(alias), d.label(), stop, on_interrupt::stop_search, [&](const io::file_graph& g) {
     if (budget_fraction) {
@@ -58,7 +58,7 @@ void bind_rewrites(py::module_& m) {
   m.def("rewrite_modes", &plan::rewrite_modes, "The modes memopt.rewrite takes.");
   m.def("rewrite", &rewrite, py::arg("graph"), py::arg("budget_bytes"), py::arg("budget_fraction"), py::arg("mode"),
         py::arg("recompute"), py::arg("scope"), py::arg("feed"), py::arg("config"), py::arg("work_limit"),
-        py::arg("rounds"), py::arg("replay_random"), py::arg("alias"));
+        py::arg("rounds"), py::arg("local_search"), py::arg("replay_random"), py::arg("alias"));
   m.def("remat_curve", &remat_curve, py::arg("graph"), py::arg("feed"), py::arg("work_limit"), py::arg("replay_random"),
         py::arg("alias"));
 }

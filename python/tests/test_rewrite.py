@@ -68,6 +68,16 @@ class RewriteTest(unittest.TestCase):
             memopt.rewrite(g, 100, "magic")
         with self.assertRaisesRegex(memopt.Error, "--feed names 'ghost', which is not a node of the graph"):
             memopt.rewrite(g, 100, feed=["ghost"])
+        with self.assertRaisesRegex(memopt.Error, "local_search is -1, not a whole number from 0"):
+            memopt.rewrite(g, 100, local_search=-1)
+
+    def test_local_search_off_is_never_cheaper(self):
+        g = training_chain(12)
+        searched = memopt.rewrite(g, 0.4)
+        greedy = memopt.rewrite(g, 0.4, local_search=0)
+        self.assertNotIn("local search", greedy.method)
+        self.assertEqual(greedy.budget, searched.budget)
+        self.assertLessEqual(searched.extra_flops, greedy.extra_flops)
 
 
 if __name__ == "__main__":
