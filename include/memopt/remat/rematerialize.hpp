@@ -222,8 +222,13 @@ template <rewrite_naming Naming>
       const auto offer = [&](remat_result r) {
         if (!trial || better(r, *trial, options.budget)) trial = std::move(r);
       };
-      runs.run(f, orders, o, naming, options.budget, offer, [&]() -> const remat_result& { return *trial; });
+      try {
+        runs.run(f, orders, o, naming, options.budget, offer, [&]() -> const remat_result& { return *trial; });
+      } catch (const bad_plan_error&) {  // a tensor the trial's runs cannot do without: no trial
+        trial.reset();
+      }
       kept[v] = false;
+      if (!trial) continue;
       trial->method += ", " + std::to_string(moves.size() + 1) + " kept by local search";
       remat_result candidate = pruned(std::move(*trial));
       if (better(candidate, round_best ? *round_best : *current, options.budget)) {
