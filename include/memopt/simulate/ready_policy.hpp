@@ -13,7 +13,7 @@
 // Ties that remain (two ops of one name) go to the task created first.
 // O(log R) per push and pop for R ready tasks (composite: O(log R + D)).
 
-#include <memopt/simulate/tasks.hpp>
+#include <memopt/simulate/task_graph.hpp>
 
 #include <algorithm>
 #include <concepts>

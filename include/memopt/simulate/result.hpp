@@ -5,7 +5,7 @@
 
 #include <memopt/liveness/liveness.hpp>
 #include <memopt/simulate/cost_model.hpp>
-#include <memopt/simulate/tasks.hpp>
+#include <memopt/simulate/task_graph.hpp>
 
 #include <cstddef>
 #include <cstdint>
