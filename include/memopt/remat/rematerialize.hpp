@@ -183,11 +183,13 @@ class eviction_runs {
 /// pruned within a small work limit. Returns the plans it moved to, first to
 /// last.
 template <rewrite_naming Naming>
-[[nodiscard]] std::vector<remat_result> local_search(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
+[[nodiscard]] std::vector<remat_result> local_search(const graph_facts& f,
+                                                     const std::vector<std::vector<std::size_t>>& orders,
                                                      const remat_options& options, const Naming& naming,
                                                      const eviction_runs& runs, const remat_result& start) {
   constexpr std::size_t work_limit = 200'000;
-  std::size_t trials_left = std::min(options.local_search_trials, work_limit / std::max<std::size_t>(1, runs.run_work()));
+  std::size_t trials_left =
+      std::min(options.local_search_trials, work_limit / std::max<std::size_t>(1, runs.run_work()));
   if (trials_left == 0) return {};
   // Trials are ranked once pruned, within a tenth of the final pruning's work.
   const auto pruned = [&](remat_result r) {
@@ -340,9 +342,10 @@ template <rewrite_naming Naming>
 /// plan becomes the plan, its vertex kept from then on, until no trial beats
 /// it or options.local_search_trials are spent (fewer on large graphs: the
 /// trials times the vertices and edges of the graph times the orders stay
-/// within 200,000, so RandWire's 3,446 vertices get eight, 10^5 none). The plans it moves to join the four, so the result is
-/// never worse for it. The eviction rule is greedy: kept from dropping what it
-/// chose, it often finds a cheaper drop elsewhere.
+/// within 200,000, so RandWire's 3,446 vertices get eleven over two orders
+/// and 10^5 vertices none). The plans it moves to join the four, so the
+/// result is never worse for it. The eviction rule is greedy: kept from
+/// dropping what it chose, it often finds a cheaper drop elsewhere.
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] remat_result rematerialize_best(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
                                               const remat_options& options, const Naming& naming = {}) {
