@@ -43,6 +43,15 @@ class search_budget {
     if (used_ % 256 != 0) return true;
     return !stopped() && !past_deadline();
   }
+  /// Spends `units` at once (a part priced up front); false once the budget is gone.
+  bool spend(std::uint64_t units) {
+    const bool crosses_check = (used_ + units) / 256 != used_ / 256;
+    used_ += units;
+    if (work_limit_ && used_ > *work_limit_) return false;
+    return !crosses_check || (!stopped() && !past_deadline());
+  }
+  /// Whether the work limit leaves room for `units` more.
+  [[nodiscard]] bool can_spend(std::uint64_t units) const { return !work_limit_ || used_ + units <= *work_limit_; }
   /// Whether nothing is left, reading the clock now.
   [[nodiscard]] bool exhausted() const {
     return (work_limit_ && used_ >= *work_limit_) || past_deadline() || stopped();

@@ -76,7 +76,7 @@ struct order_bounds {
   std::uint64_t lower_bound = 0;
   for (std::size_t s = 0; s < segments.size(); ++s) {
     peaks[s] = segments[s].peak_of(local_orders[s]);
-    lower_bound = std::max(lower_bound, detail::segment_search(segments[s], {}, 0).static_bound());
+    lower_bound = std::max(lower_bound, detail::static_bound(segments[s]));
   }
   // The highest segments decide the peak: improve them first, each search
   // only down to the bound the others already force.
@@ -123,7 +123,7 @@ struct order_bounds {
   const auto order = post_order_order(g);
   std::uint64_t bound = 0;
   for (const auto& seg : detail::split_into_segments(g, order, detail::vertex_roles(g, order))) {
-    bound = std::max(bound, detail::segment_search(seg, {}, 0).static_bound());
+    bound = std::max(bound, detail::static_bound(seg));
   }
   return bound;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // memory_every_order_sees: for each vertex of a segment, the bytes live
-// during its step whatever the order: the exact search's admissible bound
-// (the most any remaining vertex must see) and, over a whole graph, a lower
-// bound on every order's peak.
+// during its step whatever the order, from ancestry alone (cut_bound.hpp has
+// the sharper and costlier bound): the exact search's admissible bound (the
+// most any remaining vertex must see) and, over a whole graph, a lower bound
+// on every order's peak (static_bound).
 
 #include <memopt/schedule/segments.hpp>
 
@@ -129,6 +130,13 @@ inline std::vector<std::uint64_t> memory_every_order_sees(const segment& seg) {
     }
   }
   return sees;
+}
+
+/// A lower bound on the segment's peak without search: the most memory any
+/// of its steps sees in every order, or what is live before the first.
+inline std::uint64_t static_bound(const segment& seg) {
+  const auto sees = memory_every_order_sees(seg);
+  return std::max(seg.start_bytes, sees.empty() ? 0 : std::ranges::max(sees));
 }
 
 }  // namespace memopt::detail

@@ -16,7 +16,9 @@
 // store every set it has seen (ten times as many on RandWire stages).
 
 #include <memopt/detail/budget.hpp>
+#include <memopt/schedule/cut_bound.hpp>
 #include <memopt/schedule/exact_bounds.hpp>
+#include <memopt/schedule/segment_beam.hpp>
 #include <memopt/schedule/segments.hpp>
 
 #include <algorithm>
@@ -38,6 +40,7 @@ class segment_search {
   segment_search(const segment& seg, search_budget budget, std::size_t state_limit)
       : seg_(seg), k_(seg.size()), words_((k_ + 63) / 64), budget_(budget), state_limit_(state_limit) {
     must_see_ = memory_every_order_sees(seg);
+    sharpen_by_cuts();
     by_must_see_.resize(k_);
     std::iota(by_must_see_.begin(), by_must_see_.end(), std::size_t{0});
     std::ranges::sort(by_must_see_, [&](auto a, auto b) { return must_see_[a] > must_see_[b]; });
@@ -48,8 +51,13 @@ class segment_search {
   /// What the search spent (for the whole search's budget).
   [[nodiscard]] const search_budget& budget() const noexcept { return budget_; }
 
+  /// The segment's cut problems cost at most this many arcs times vertices
+  /// (about a second); a unit of the budget pays for 64 of them.
+  static constexpr std::uint64_t max_cut_work = std::uint64_t{1} << 27;
+  static constexpr std::uint64_t cut_work_per_unit = 64;
+
   /// Lower bound of the segment that needs no search.
-  [[nodiscard]] std::uint64_t static_bound() const {
+  [[nodiscard]] std::uint64_t bound_before_search() const {
     return std::max(seg_.start_bytes, k_ > 0 ? must_see_[by_must_see_.front()] : 0);
   }
 
@@ -64,8 +72,10 @@ class segment_search {
   /// count from good_enough up: paths below it are all as good, so reaching
   /// a set again by a cheaper one of them opens nothing new.
   outcome run(std::vector<std::size_t> incumbent, std::uint64_t good_enough) {
-    outcome best{std::move(incumbent), 0, static_bound()};
+    outcome best{std::move(incumbent), 0, bound_before_search()};
     best.peak = seg_.peak_of(best.order);
+    if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
+    within_slice(0.25, [&] { improve_by_beams(best, good_enough); return 0; });
     if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
     if (good_enough > best.lower_bound) {
       std::vector<std::size_t> order;
@@ -88,6 +98,16 @@ class segment_search {
   }
 
  private:
+  /// Raises must_see_ to the cut bound (cut_bound.hpp) when the budget and
+  /// max_cut_work allow it.
+  void sharpen_by_cuts() {
+    const std::uint64_t work = cut_work(seg_);
+    if (work > max_cut_work || !budget_.can_spend(work / cut_work_per_unit + 1)) return;
+    const auto at_least = memory_at_least_at_each_step(seg_);
+    budget_.spend(work / cut_work_per_unit + 1);
+    for (std::size_t u = 0; u < k_; ++u) must_see_[u] = std::max(must_see_[u], at_least[u]);
+  }
+
   /// Runs `part` on `fraction` of the budget left, billing what it spent.
   template <class Part>
   std::invoke_result_t<Part&> within_slice(double fraction, Part part) {
@@ -97,6 +117,25 @@ class segment_search {
     whole.charge(budget_);
     budget_ = whole;
     return result;
+  }
+
+  /// Beam searches of growing width (beam_order) while the budget lasts and
+  /// the peak is above what the segment needs; one that never cut a level
+  /// proves its order optimal.
+  void improve_by_beams(outcome& best, std::uint64_t good_enough) {
+    for (std::size_t width = 8; best.peak > std::max(good_enough, best.lower_bound); width *= 4) {
+      const auto found = beam_order(seg_, width, good_enough, budget_);
+      if (found.order.empty()) return;
+      const std::uint64_t peak = seg_.peak_of(found.order);
+      if (peak < best.peak) {
+        best.order = found.order;
+        best.peak = peak;
+      }
+      if (found.exhaustive) {
+        best.lower_bound = std::max(best.lower_bound, std::min(best.peak, std::max(peak, good_enough)));
+        return;
+      }
+    }
   }
 
   /// A* from the empty set: true when it ended (best is then optimal, or
@@ -286,43 +325,14 @@ class segment_search {
 
   /// Running v after the vertices of `set`, reached as `s`.
   move try_move(const std::uint64_t* set, const state& s, std::size_t v) const {
-    std::uint64_t live = s.live;
-    for (const auto x : seg_.materialises[v]) {
-      if (!any_of(set, seg_.triggers[x])) live += seg_.bytes[x];
-    }
-    std::uint64_t step = live + seg_.step_bytes[v];
-    for (const auto& [x, saved] : seg_.reuses[v]) {
-      if (last_reader(set, x, v)) step -= saved;  // reuses name no kept buffer
-    }
-    const std::uint64_t cost = std::max(s.cost, step);
-    for (const auto x : seg_.produces[v]) {
-      if (seg_.keep[x] || !seg_.readers[x].empty()) live += seg_.bytes[x];
-    }
-    for (const auto x : seg_.reads[v]) {
-      if (!seg_.keep[x] && last_reader(set, x, v)) live -= seg_.bytes[x];
-    }
-    return {v, cost, live};
+    const auto [step, live] = seg_.step_after(set, s.live, v);
+    return {v, std::max(s.cost, step), live};
   }
 
   const std::uint64_t* set_of(std::size_t id) const { return sets_.data() + id * words_; }
-  static bool contains(const std::uint64_t* set, std::size_t v) { return (set[v / 64] >> (v % 64)) & 1U; }
+  static bool contains(const std::uint64_t* set, std::size_t v) { return segment::has(set, v); }
   bool ready(const std::uint64_t* set, std::size_t v) const {
-    for (const auto p : seg_.preds[v]) {
-      if (!contains(set, p)) return false;
-    }
-    return true;
-  }
-  static bool any_of(const std::uint64_t* set, const std::vector<std::size_t>& vertices) {
-    for (const auto u : vertices) {
-      if (contains(set, u)) return true;
-    }
-    return false;
-  }
-  bool last_reader(const std::uint64_t* set, std::size_t x, std::size_t v) const {
-    for (const auto r : seg_.readers[x]) {
-      if (r != v && !contains(set, r)) return false;
-    }
-    return true;
+    return std::ranges::all_of(seg_.preds[v], [&](std::size_t p) { return contains(set, p); });
   }
 
   /// The most memory some vertex outside `set` will see, after `set` ran

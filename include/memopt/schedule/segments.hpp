@@ -121,6 +121,32 @@ struct segment {
 
   [[nodiscard]] std::size_t size() const { return vertices.size(); }
 
+  /// Whether local vertex v is in `set` (a bit per local vertex).
+  static bool has(const std::uint64_t* set, std::size_t v) { return (set[v / 64] >> (v % 64)) & 1U; }
+
+  /// Running v right after the vertices of `ran`, which leave `live` bytes:
+  /// the memory of v's step and the bytes live after it.
+  [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> step_after(const std::uint64_t* ran, std::uint64_t live,
+                                                                   std::size_t v) const {
+    const auto last_reader = [&](std::size_t x) {
+      return std::ranges::all_of(readers[x], [&](std::size_t r) { return r == v || has(ran, r); });
+    };
+    for (const auto x : materialises[v]) {
+      if (std::ranges::none_of(triggers[x], [&](std::size_t t) { return has(ran, t); })) live += bytes[x];
+    }
+    std::uint64_t step = live + step_bytes[v];
+    for (const auto& [x, saved] : reuses[v]) {
+      if (last_reader(x)) step -= saved;  // reuses name no kept buffer
+    }
+    for (const auto x : produces[v]) {
+      if (keep[x] || !readers[x].empty()) live += bytes[x];
+    }
+    for (const auto x : reads[v]) {
+      if (!keep[x] && last_reader(x)) live -= bytes[x];
+    }
+    return {step, live};
+  }
+
   /// Peak of a local order, by the memory model restricted to the segment.
   [[nodiscard]] std::uint64_t peak_of(const std::vector<std::size_t>& local_order) const {
     return profile(local_order).first;

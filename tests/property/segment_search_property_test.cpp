@@ -1,0 +1,167 @@
+// Property tests of the exact scheduler's parts on the segments of thousands
+// of seeded random DAGs, each against a brute force over the segment's sets of
+// vertices run: the cut bound (cut_bound.hpp) is the least memory of each
+// step over every set that may precede it (at most that, where the step may
+// reuse a buffer in place), and a beam wide enough to cut no level
+// (segment_beam.hpp) finds the optimum.
+#include "../support/random_dag.hpp"
+
+#include <memopt/schedule.hpp>
+#include <memopt/schedule/cut_bound.hpp>
+#include <memopt/schedule/segment_beam.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace mt = memopt::testing;
+namespace md = memopt::detail;
+
+namespace {
+
+/// The segments of a random DAG's post-order.
+std::vector<md::segment> segments_of(const mt::graph_spec& spec) {
+  const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+  const auto c = memopt::make_compact_graph(g);
+  const auto order = memopt::post_order_order(c);
+  return md::split_into_segments(c, order, md::vertex_roles(c, order));
+}
+
+/// Whether `set` (a bit per local vertex) holds every predecessor of its vertices.
+bool downward_closed(const md::segment& seg, std::uint64_t set) {
+  for (std::size_t v = 0; v < seg.size(); ++v) {
+    if ((set >> v & 1U) == 0) continue;
+    if (!std::ranges::all_of(seg.preds[v], [&](std::size_t p) { return (set >> p & 1U) != 0; })) return false;
+  }
+  return true;
+}
+
+/// Bytes live after the vertices of a downward-closed `set` ran (local
+/// indices are topological, so running them by index is an order).
+std::uint64_t live_after(const md::segment& seg, std::uint64_t set) {
+  std::uint64_t live = seg.start_bytes, ran = 0;
+  for (std::size_t v = 0; v < seg.size(); ++v) {
+    if ((set >> v & 1U) == 0) continue;
+    live = seg.step_after(&ran, live, v).second;
+    ran |= std::uint64_t{1} << v;
+  }
+  return live;
+}
+
+std::vector<md::segment> random_segments(std::mt19937_64& rng, int trial) {
+  return segments_of(mt::random_dag(rng, {.max_nodes = 12,
+                                          .max_inputs = 3,
+                                          .persistent_probability = trial % 3 == 0 ? 0.3 : 0.0,
+                                          .alias_probability = trial % 2 == 0 ? 0.0 : 0.4,
+                                          .may_alias_probability = trial % 4 == 1 ? 0.7 : 0.0}));
+}
+
+}  // namespace
+
+TEST_CASE("property: the cut bound is each step's least memory over the sets that may precede it") {
+  std::mt19937_64 rng(2611);
+  int sharper = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    INFO("trial " << trial);
+    for (const auto& seg : random_segments(rng, trial)) {
+      const std::size_t k = seg.size();
+      std::vector<std::uint64_t> least(k, UINT64_MAX);
+      for (std::uint64_t set = 0; set < (std::uint64_t{1} << k); ++set) {
+        if (!downward_closed(seg, set)) continue;
+        const std::uint64_t live = live_after(seg, set);
+        for (std::size_t u = 0; u < k; ++u) {
+          const bool ready = (set >> u & 1U) == 0 &&
+                             std::ranges::all_of(seg.preds[u], [&](std::size_t p) { return (set >> p & 1U) != 0; });
+          if (ready) least[u] = std::min(least[u], seg.step_after(&set, live, u).first);
+        }
+      }
+      const auto by_cuts = md::memory_at_least_at_each_step(seg);
+      const auto by_ancestry = md::memory_every_order_sees(seg);
+      CHECK(md::cut_work(seg) > 0);
+      for (std::size_t u = 0; u < k; ++u) {
+        // In-place reuse saves at u's step only when u reads the buffer last,
+        // which the cut does not follow: there it may be below the least.
+        if (seg.reusable_bytes[u] == 0) CHECK(by_cuts[u] == least[u]);
+        CHECK(by_cuts[u] <= least[u]);
+        CHECK(by_ancestry[u] <= by_cuts[u]);
+        sharper += by_ancestry[u] < by_cuts[u] ? 1 : 0;
+      }
+    }
+  }
+  CHECK(sharper > 100);
+}
+
+TEST_CASE("property: a beam that cuts no level finds the segment's optimum; a narrow one a valid order") {
+  std::mt19937_64 rng(2612);
+  int cut_levels = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    INFO("trial " << trial);
+    for (const auto& seg : random_segments(rng, trial)) {
+      const std::size_t k = seg.size();
+      // The optimum by a dynamic program over downward-closed sets.
+      std::vector<std::uint64_t> best(std::size_t{1} << k, UINT64_MAX);
+      best[0] = seg.start_bytes;
+      for (std::uint64_t set = 0; set < (std::uint64_t{1} << k); ++set) {
+        if (best[set] == UINT64_MAX) continue;
+        const std::uint64_t live = live_after(seg, set);
+        for (std::size_t u = 0; u < k; ++u) {
+          if ((set >> u & 1U) != 0 ||
+              !std::ranges::all_of(seg.preds[u], [&](std::size_t p) { return (set >> p & 1U) != 0; })) {
+            continue;
+          }
+          const std::uint64_t next = set | std::uint64_t{1} << u;
+          best[next] = std::min(best[next], std::max(best[set], seg.step_after(&set, live, u).first));
+        }
+      }
+      const std::uint64_t optimum = best.back();
+      md::search_budget budget;
+      const auto wide = md::beam_order(seg, std::size_t{1} << 12, 0, budget);
+      CHECK(wide.exhaustive);
+      CHECK(seg.peak_of(wide.order) == optimum);
+      const auto narrow = md::beam_order(seg, 2, 0, budget);
+      REQUIRE(narrow.order.size() == k);
+      std::vector<char> ran(k, 0);
+      for (const auto v : narrow.order) {
+        CHECK(std::ranges::all_of(seg.preds[v], [&](std::size_t p) { return ran[p] != 0; }));
+        ran[v] = 1;
+      }
+      CHECK(seg.peak_of(narrow.order) >= optimum);
+      cut_levels += narrow.exhaustive ? 0 : 1;
+      // Peaks up to good_enough count as equal: the beam's order is within it.
+      const auto within = md::beam_order(seg, std::size_t{1} << 12, optimum + 1, budget);
+      CHECK(seg.peak_of(within.order) <= optimum + 1);
+    }
+  }
+  CHECK(cut_levels > 100);
+}
+
+TEST_CASE("beam_order: an empty order when its budget runs out") {
+  std::mt19937_64 rng(2613);
+  const auto segments = random_segments(rng, 0);
+  const auto widest = std::ranges::max_element(segments, {}, [](const md::segment& s) { return s.size(); });
+  REQUIRE(widest->size() > 2);
+  md::search_budget none(std::nullopt, 1);
+  CHECK(md::beam_order(*widest, 8, 0, none).order.empty());
+}
+
+TEST_CASE("memory_at_least_at_each_step: a chain unordered with u leaves one of its links live, wherever u runs") {
+  // a(10) -> b(10) -> u(1) -> d(1, output) <- c2(10) <- c1(10) <- a. At u's
+  // step b's output is live, and a's, c1's or c2's, whichever ran: 21, the
+  // optimum. Ancestry alone sees 20 at most (c1's step: a's output and its own).
+  const mt::graph_spec spec{{{.outputs = {10}},
+                             {.outputs = {10}, .inputs = {{0, 0}}},
+                             {.outputs = {1}, .inputs = {{1, 0}}},
+                             {.outputs = {10}, .inputs = {{0, 0}}},
+                             {.outputs = {10}, .inputs = {{3, 0}}},
+                             {.outputs = {1}, .inputs = {{2, 0}, {4, 0}}, .live_out = {0}}}};
+  std::uint64_t by_cuts = 0, by_ancestry = 0;
+  for (const auto& seg : segments_of(spec)) {
+    for (const auto m : md::memory_at_least_at_each_step(seg)) by_cuts = std::max(by_cuts, m);
+    for (const auto m : md::memory_every_order_sees(seg)) by_ancestry = std::max(by_ancestry, m);
+  }
+  CHECK(by_ancestry == 20);
+  CHECK(by_cuts == 21);
+  const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+  CHECK(memopt::exact_schedule(g).peak_bytes == 21);
+}
