@@ -3,7 +3,9 @@
 // downward-closed vertex sets of one segment (segments.hpp). A state is the
 // set of vertices run, whose live bytes it determines; a path's cost is its
 // largest step memory; the bound is the most memory a remaining vertex sees
-// in every order (exact_bounds.hpp) and the next step's. Paths reaching the
+// in every order (exact_bounds.hpp, sharpened by cut_bound.hpp where it is
+// affordable) and the next step's. Beam searches (segment_beam.hpp) give it
+// its first incumbent. Paths reaching the
 // same set keep the lower cost; a move that costs no more than the path and
 // leaves no more live is taken alone (it can go first in some best
 // completion). Stopped by its budget or state limit, it returns its best
@@ -75,7 +77,10 @@ class segment_search {
     outcome best{std::move(incumbent), 0, bound_before_search()};
     best.peak = seg_.peak_of(best.order);
     if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
-    within_slice(0.25, [&] { improve_by_beams(best, good_enough); return 0; });
+    within_slice(0.25, [&] {
+      improve_by_beams(best, good_enough);
+      return 0;
+    });
     if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
     if (good_enough > best.lower_bound) {
       std::vector<std::size_t> order;
@@ -119,11 +124,12 @@ class segment_search {
     return result;
   }
 
-  /// Beam searches of growing width (beam_order) while the budget lasts and
-  /// the peak is above what the segment needs; one that never cut a level
-  /// proves its order optimal.
+  /// Beam searches of width 8, 32, ..., 8192 (beam_order) while the budget
+  /// lasts and the peak is above what the segment needs; one that never cut
+  /// a level proves its order optimal.
   void improve_by_beams(outcome& best, std::uint64_t good_enough) {
-    for (std::size_t width = 8; best.peak > std::max(good_enough, best.lower_bound); width *= 4) {
+    constexpr std::size_t widest = 8192;
+    for (std::size_t width = 8; width <= widest && best.peak > std::max(good_enough, best.lower_bound); width *= 4) {
       const auto found = beam_order(seg_, width, good_enough, budget_);
       if (found.order.empty()) return;
       const std::uint64_t peak = seg_.peak_of(found.order);
