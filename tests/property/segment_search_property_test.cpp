@@ -28,29 +28,36 @@ std::vector<md::segment> segments_of(const mt::graph_spec& spec) {
   return md::split_into_segments(c, order, md::vertex_roles(c, order));
 }
 
-/// Whether `set` (a bit per local vertex) holds every predecessor of its vertices.
-bool downward_closed(const md::segment& seg, std::uint64_t set) {
-  for (std::size_t v = 0; v < seg.size(); ++v) {
-    if ((set >> v & 1U) == 0) continue;
-    if (!std::ranges::all_of(seg.preds[v], [&](std::size_t p) { return (set >> p & 1U) != 0; })) return false;
-  }
-  return true;
+/// Whether `set` (a bit per local vertex) holds every predecessor of `v`.
+bool ready_after(const md::segment& seg, std::uint64_t set, std::size_t v) {
+  return std::ranges::all_of(seg.preds[v], [&](std::size_t p) { return (set >> p & 1U) != 0; });
 }
 
-/// Bytes live after the vertices of a downward-closed `set` ran (local
-/// indices are topological, so running them by index is an order).
-std::uint64_t live_after(const md::segment& seg, std::uint64_t set) {
-  std::uint64_t live = seg.start_bytes, ran = 0;
-  for (std::size_t v = 0; v < seg.size(); ++v) {
-    if ((set >> v & 1U) == 0) continue;
-    live = seg.step_after(&ran, live, v).second;
-    ran |= std::uint64_t{1} << v;
+/// Calls step(set, u, memory of u's step) for every downward-closed set of
+/// the segment's vertices, in increasing order, and each vertex u ready
+/// after it (local indices are topological, so running a set's vertices by
+/// index gives what it leaves live).
+template <class Step>
+void for_each_step(const md::segment& seg, Step step) {
+  const std::size_t k = seg.size();
+  for (std::uint64_t set = 0; set < (std::uint64_t{1} << k); ++set) {
+    std::uint64_t live = seg.start_bytes, ran = 0;
+    bool closed = true;
+    for (std::size_t v = 0; v < k && closed; ++v) {
+      if ((set >> v & 1U) == 0) continue;
+      closed = ready_after(seg, ran, v);
+      live = seg.step_after(&ran, live, v).second;
+      ran |= std::uint64_t{1} << v;
+    }
+    if (!closed) continue;
+    for (std::size_t u = 0; u < k; ++u) {
+      if ((set >> u & 1U) == 0 && ready_after(seg, set, u)) step(set, u, seg.step_after(&set, live, u).first);
+    }
   }
-  return live;
 }
 
 std::vector<md::segment> random_segments(std::mt19937_64& rng, int trial) {
-  return segments_of(mt::random_dag(rng, {.max_nodes = 12,
+  return segments_of(mt::random_dag(rng, {.max_nodes = 10,
                                           .max_inputs = 3,
                                           .persistent_probability = trial % 3 == 0 ? 0.3 : 0.0,
                                           .alias_probability = trial % 2 == 0 ? 0.0 : 0.4,
@@ -67,15 +74,9 @@ TEST_CASE("property: the cut bound is each step's least memory over the sets tha
     for (const auto& seg : random_segments(rng, trial)) {
       const std::size_t k = seg.size();
       std::vector<std::uint64_t> least(k, UINT64_MAX);
-      for (std::uint64_t set = 0; set < (std::uint64_t{1} << k); ++set) {
-        if (!downward_closed(seg, set)) continue;
-        const std::uint64_t live = live_after(seg, set);
-        for (std::size_t u = 0; u < k; ++u) {
-          const bool ready = (set >> u & 1U) == 0 &&
-                             std::ranges::all_of(seg.preds[u], [&](std::size_t p) { return (set >> p & 1U) != 0; });
-          if (ready) least[u] = std::min(least[u], seg.step_after(&set, live, u).first);
-        }
-      }
+      for_each_step(seg, [&](std::uint64_t, std::size_t u, std::uint64_t memory) {
+        least[u] = std::min(least[u], memory);
+      });
       const auto by_cuts = md::memory_at_least_at_each_step(seg);
       const auto by_ancestry = md::memory_every_order_sees(seg);
       CHECK(md::cut_work(seg) > 0);
@@ -102,18 +103,10 @@ TEST_CASE("property: a beam that cuts no level finds the segment's optimum; a na
       // The optimum by a dynamic program over downward-closed sets.
       std::vector<std::uint64_t> best(std::size_t{1} << k, UINT64_MAX);
       best[0] = seg.start_bytes;
-      for (std::uint64_t set = 0; set < (std::uint64_t{1} << k); ++set) {
-        if (best[set] == UINT64_MAX) continue;
-        const std::uint64_t live = live_after(seg, set);
-        for (std::size_t u = 0; u < k; ++u) {
-          if ((set >> u & 1U) != 0 ||
-              !std::ranges::all_of(seg.preds[u], [&](std::size_t p) { return (set >> p & 1U) != 0; })) {
-            continue;
-          }
-          const std::uint64_t next = set | std::uint64_t{1} << u;
-          best[next] = std::min(best[next], std::max(best[set], seg.step_after(&set, live, u).first));
-        }
-      }
+      for_each_step(seg, [&](std::uint64_t set, std::size_t u, std::uint64_t memory) {
+        const std::uint64_t next = set | std::uint64_t{1} << u;
+        best[next] = std::min(best[next], std::max(best[set], memory));
+      });
       const std::uint64_t optimum = best.back();
       md::search_budget budget;
       const auto wide = md::beam_order(seg, std::size_t{1} << 12, 0, budget);

@@ -76,27 +76,16 @@ class segment_search {
   outcome run(std::vector<std::size_t> incumbent, std::uint64_t good_enough) {
     outcome best{std::move(incumbent), 0, bound_before_search()};
     best.peak = seg_.peak_of(best.order);
-    if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
+    const auto settled = [&] { return best.peak <= std::max(good_enough, best.lower_bound); };
+    if (settled()) return best;
+    // Whether an order stays within good_enough: asked briefly (most stages
+    // answer at once), then at length after the beams.
+    if (fits_within(best, good_enough, 1.0 / 16)) return best;
     within_slice(0.25, [&] {
       improve_by_beams(best, good_enough);
       return 0;
     });
-    if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
-    if (good_enough > best.lower_bound) {
-      std::vector<std::size_t> order;
-      switch (within_slice(0.5, [&] { return order_within(good_enough, order); })) {
-        case verdict::found:
-          best.order = std::move(order);
-          best.peak = seg_.peak_of(best.order);
-          best.lower_bound = good_enough;
-          return best;
-        case verdict::none:
-          best.lower_bound = good_enough + 1;
-          break;
-        case verdict::stopped:
-          break;
-      }
-    }
+    if (settled() || fits_within(best, good_enough, 0.5)) return best;
     if (within_slice(0.75, [&] { return best_first(best, good_enough); })) return best;
     narrow_by_probes(best);
     return best;
@@ -124,11 +113,34 @@ class segment_search {
     return result;
   }
 
+  /// Asks on `share` of the budget left whether some order stays within
+  /// good_enough, when that is above the bound: true when one does (best is
+  /// then that order); a proof that none does raises the bound.
+  bool fits_within(outcome& best, std::uint64_t good_enough, double share) {
+    if (good_enough <= best.lower_bound) return false;
+    std::vector<std::size_t> order;
+    switch (within_slice(share, [&] { return order_within(good_enough, order); })) {
+      case verdict::found:
+        best.order = std::move(order);
+        best.peak = seg_.peak_of(best.order);
+        best.lower_bound = good_enough;
+        return true;
+      case verdict::none:
+        best.lower_bound = good_enough + 1;
+        return false;
+      case verdict::stopped:
+        return false;
+    }
+    return false;
+  }
+
   /// Beam searches of width 8, 32, ..., 8192 (beam_order) while the budget
   /// lasts and the peak is above what the segment needs; one that never cut
-  /// a level proves its order optimal.
+  /// a level proves its order optimal. Not past 8192 vertices, where a
+  /// level's sets would cost more to copy than the budget counts.
   void improve_by_beams(outcome& best, std::uint64_t good_enough) {
-    constexpr std::size_t widest = 8192;
+    constexpr std::size_t widest = 8192, most_vertices = 8192;
+    if (k_ > most_vertices) return;
     for (std::size_t width = 8; width <= widest && best.peak > std::max(good_enough, best.lower_bound); width *= 4) {
       const auto found = beam_order(seg_, width, good_enough, budget_);
       if (found.order.empty()) return;
