@@ -1,21 +1,14 @@
 #pragma once
 // memory_at_least_at_each_step: for each vertex u of a segment, the least
-// memory of u's step over every set of vertices that may have run before it
-// (all of u's ancestors, none of its descendants, any others in between), by
-// one minimum cut per vertex. It bounds u's step from below as
-// memory_every_order_sees does (exact_bounds.hpp), and never less: that bound
-// assumes the worst of each vertex unordered with u apart, this one of all of
-// them together (docs/design.md, "The exact scheduler"). Where u may reuse an
-// input in place it counts the saving as if u read that input last.
-//
-// The sets run before u are the downward-closed ones, and what they leave
-// live is a closure problem: choosing a set S pays each buffer's bytes when S
-// makes it and leaves a reader of it out. With M_x "some vertex of S makes
-// x" and Z_x "every reader of x is in S", buffer x costs bytes * (M_x - Z_x),
-// Z_x implies M_x and each reader in S, M_x is implied by each maker in S,
-// and a vertex in S implies its predecessors: minimising a sum of weights over
-// such implications is a minimum s-t cut (Picard, 1976).
+// memory of u's step over every set of vertices that may run before it (all
+// of u's ancestors, none of its descendants), by one minimum cut per vertex;
+// never below memory_every_order_sees (exact_bounds.hpp), which weighs each
+// vertex unordered with u apart. Where u may reuse an input in place it
+// counts the saving as if u read that input last. sharpen_by_cuts raises a
+// search's bounds to it where that is affordable. docs/design.md, "The
+// exact scheduler", has the closure problem behind it.
 
+#include <memopt/detail/budget.hpp>
 #include <memopt/schedule/segments.hpp>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -48,17 +41,23 @@ inline std::uint64_t cut_work(const segment& seg) {
 /// before it. O(cut_work(seg)) for each vertex's max-flow, in practice.
 inline std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& seg) {
   using traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
-  using flow_graph = boost::adjacency_list<
-      boost::vecS, boost::vecS, boost::directedS,
-      boost::property<boost::vertex_index_t, long,
-                      boost::property<boost::vertex_color_t, boost::default_color_type,
-                                      boost::property<boost::vertex_distance_t, long,
-                                                      boost::property<boost::vertex_predecessor_t, traits::edge_descriptor>>>>,
-      boost::property<boost::edge_capacity_t, std::int64_t,
-                      boost::property<boost::edge_residual_capacity_t, std::int64_t,
-                                      boost::property<boost::edge_reverse_t, traits::edge_descriptor>>>>;
+  using edge = traits::edge_descriptor;
+  using vertex_properties = boost::property<
+      boost::vertex_index_t, long,
+      boost::property<boost::vertex_color_t, boost::default_color_type,
+                      boost::property<boost::vertex_distance_t, long, boost::property<boost::vertex_predecessor_t, edge>>>>;
+  using edge_properties = boost::property<
+      boost::edge_capacity_t, std::int64_t,
+      boost::property<boost::edge_residual_capacity_t, std::int64_t, boost::property<boost::edge_reverse_t, edge>>>;
+  using flow_graph =
+      boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, vertex_properties, edge_properties>;
   const std::size_t k = seg.size();
-  // Nodes: the k vertices (in S: ran before the step), then per buffer M_x
+  // Choosing the set S run before u pays each buffer's bytes when S makes it
+  // and leaves a reader out: with M_x "some vertex of S makes x" and Z_x
+  // "every reader of x is in S", x costs bytes * (M_x - Z_x), Z_x implies M_x
+  // and each reader, each maker implies M_x, and each vertex its predecessors.
+  // A least-weight closure is a minimum s-t cut (Picard, 1976); a node on the
+  // source side is in the closure. Nodes: the k vertices, then per buffer M_x
   // and Z_x, then source and sink.
   const std::size_t buffers = seg.bytes.size();
   const auto made = [&](std::size_t x) { return k + 2 * x; };
@@ -89,7 +88,7 @@ inline std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& se
   }
   std::int64_t constant = 0;  // bytes every set pays
   // made_at[x]: forces M_x when the step is one of x's triggers (it materialises x).
-  std::vector<traits::edge_descriptor> made_at(buffers);
+  std::vector<edge> made_at(buffers);
   for (std::size_t x = 0; x < buffers; ++x) {
     const auto bytes = static_cast<std::int64_t>(seg.bytes[x]);
     if (!outlives_its_step(seg, x)) continue;
@@ -111,7 +110,7 @@ inline std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& se
     for (const auto r : seg.readers[x]) implies(all_read(x), r);
   }
   // Per vertex u: u's ancestors forced in, u and its descendants out.
-  std::vector<traits::edge_descriptor> force_in(k), force_out(k);
+  std::vector<edge> force_in(k), force_out(k);
   for (std::size_t v = 0; v < k; ++v) {
     force_in[v] = arc(source, v);
     force_out[v] = arc(v, sink);
@@ -153,9 +152,25 @@ inline std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& se
     for (const auto x : seg.materialises[u]) {
       if (outlives_its_step(seg, x)) capacity[made_at[x]] = 0;
     }
-    at_least[u] = seg.base + seg.least_step_bytes(u) + static_cast<std::uint64_t>(std::max<std::int64_t>(0, cut + constant));
+    const auto least_live = static_cast<std::uint64_t>(std::max<std::int64_t>(0, cut + constant));
+    at_least[u] = seg.base + seg.least_step_bytes(u) + least_live;
   }
   return at_least;
+}
+
+/// A segment's cut problems may cost this many arcs times vertices (about
+/// a second); a unit of a search budget pays for 64 of them.
+inline constexpr std::uint64_t max_cut_work = std::uint64_t{1} << 27;
+inline constexpr std::uint64_t cut_work_per_unit = 64;
+
+/// Raises `bounds` (per step of `seg`) to the cut bound when max_cut_work
+/// and `budget`'s work limit allow it, billing the budget.
+inline void sharpen_by_cuts(const segment& seg, std::vector<std::uint64_t>& bounds, search_budget& budget) {
+  const std::uint64_t work = cut_work(seg), units = work / cut_work_per_unit + 1;
+  if (work > max_cut_work || !budget.can_spend(units)) return;
+  const auto at_least = memory_at_least_at_each_step(seg);
+  budget.spend(units);
+  for (std::size_t u = 0; u < seg.size(); ++u) bounds[u] = std::max(bounds[u], at_least[u]);
 }
 
 }  // namespace memopt::detail

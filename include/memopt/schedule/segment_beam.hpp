@@ -24,7 +24,7 @@ struct beam_outcome {
 /// The best complete order a beam of `width` sets finds, with peaks at most
 /// `good_enough` counted as equal; `budget` pays one unit per move weighed.
 inline beam_outcome beam_order(const segment& seg, std::size_t width, std::uint64_t good_enough,
-                                           search_budget& budget) {
+                               search_budget& budget) {
   const std::size_t k = seg.size();
   const std::size_t words = (k + 63) / 64;
   std::vector<std::vector<std::size_t>> succs(k);
@@ -87,7 +87,8 @@ inline beam_outcome beam_order(const segment& seg, std::size_t width, std::uint6
     }
     // Each set once (its cheapest path), then the `width` best.
     std::ranges::sort(candidates, [](const candidate& a, const candidate& b) {
-      return std::tie(a.hash, a.cost, a.live, a.parent, a.vertex) < std::tie(b.hash, b.cost, b.live, b.parent, b.vertex);
+      return std::tie(a.hash, a.cost, a.live, a.parent, a.vertex) <
+             std::tie(b.hash, b.cost, b.live, b.parent, b.vertex);
     });
     const auto same_set = [&](const candidate& a, const candidate& b) {
       if (a.hash != b.hash) return false;
@@ -103,7 +104,9 @@ inline beam_outcome beam_order(const segment& seg, std::size_t width, std::uint6
     std::size_t kept = 0;
     for (std::size_t c = 0; c < candidates.size(); ++c) {
       bool seen = false;
-      for (std::size_t d = kept; d-- > 0 && candidates[d].hash == candidates[c].hash;) seen = seen || same_set(candidates[d], candidates[c]);
+      for (std::size_t d = kept; d-- > 0 && candidates[d].hash == candidates[c].hash;) {
+        seen = seen || same_set(candidates[d], candidates[c]);
+      }
       if (!seen) candidates[kept++] = candidates[c];
     }
     candidates.resize(kept);

@@ -42,7 +42,7 @@ class segment_search {
   segment_search(const segment& seg, search_budget budget, std::size_t state_limit)
       : seg_(seg), k_(seg.size()), words_((k_ + 63) / 64), budget_(budget), state_limit_(state_limit) {
     must_see_ = memory_every_order_sees(seg);
-    sharpen_by_cuts();
+    sharpen_by_cuts(seg, must_see_, budget_);
     by_must_see_.resize(k_);
     std::iota(by_must_see_.begin(), by_must_see_.end(), std::size_t{0});
     std::ranges::sort(by_must_see_, [&](auto a, auto b) { return must_see_[a] > must_see_[b]; });
@@ -52,11 +52,6 @@ class segment_search {
 
   /// What the search spent (for the whole search's budget).
   [[nodiscard]] const search_budget& budget() const noexcept { return budget_; }
-
-  /// The segment's cut problems cost at most this many arcs times vertices
-  /// (about a second); a unit of the budget pays for 64 of them.
-  static constexpr std::uint64_t max_cut_work = std::uint64_t{1} << 27;
-  static constexpr std::uint64_t cut_work_per_unit = 64;
 
   /// Lower bound of the segment that needs no search.
   [[nodiscard]] std::uint64_t bound_before_search() const {
@@ -92,16 +87,6 @@ class segment_search {
   }
 
  private:
-  /// Raises must_see_ to the cut bound (cut_bound.hpp) when the budget and
-  /// max_cut_work allow it.
-  void sharpen_by_cuts() {
-    const std::uint64_t work = cut_work(seg_);
-    if (work > max_cut_work || !budget_.can_spend(work / cut_work_per_unit + 1)) return;
-    const auto at_least = memory_at_least_at_each_step(seg_);
-    budget_.spend(work / cut_work_per_unit + 1);
-    for (std::size_t u = 0; u < k_; ++u) must_see_[u] = std::max(must_see_[u], at_least[u]);
-  }
-
   /// Runs `part` on `fraction` of the budget left, billing what it spent.
   template <class Part>
   std::invoke_result_t<Part&> within_slice(double fraction, Part part) {
