@@ -122,11 +122,13 @@ class segment_search {
   /// Beam searches of width 8, 32, ..., 8192 (beam_order) while the budget
   /// lasts and the peak is above what the segment needs; one that never cut
   /// a level proves its order optimal. Not past 8192 vertices, where a
-  /// level's sets would cost more to copy than the budget counts.
+  /// level's sets would cost more to copy than the budget counts, nor past
+  /// 2^24 links back (width times vertices, 16 bytes each).
   void improve_by_beams(outcome& best, std::uint64_t good_enough) {
-    constexpr std::size_t widest = 8192, most_vertices = 8192;
+    constexpr std::size_t widest = 8192, most_vertices = 8192, most_links = std::size_t{1} << 24;
     if (k_ > most_vertices) return;
-    for (std::size_t width = 8; width <= widest && best.peak > std::max(good_enough, best.lower_bound); width *= 4) {
+    for (std::size_t width = 8; width <= widest && width * k_ <= most_links; width *= 4) {
+      if (best.peak <= std::max(good_enough, best.lower_bound)) return;
       const auto found = beam_order(seg_, width, good_enough, budget_);
       if (found.order.empty()) return;
       const std::uint64_t peak = seg_.peak_of(found.order);
