@@ -71,16 +71,14 @@ class segment_search {
   outcome run(std::vector<std::size_t> incumbent, std::uint64_t good_enough) {
     outcome best{std::move(incumbent), 0, bound_before_search()};
     best.peak = seg_.peak_of(best.order);
-    const auto settled = [&] { return best.peak <= std::max(good_enough, best.lower_bound); };
-    if (settled()) return best;
-    // Whether an order stays within good_enough: asked briefly (most stages
-    // answer at once), then at length after the beams.
-    if (fits_within(best, good_enough, 1.0 / 16)) return best;
-    within_slice(0.25, [&] {
-      improve_by_beams(best, good_enough);
-      return 0;
-    });
-    if (settled() || fits_within(best, good_enough, 0.5)) return best;
+    if (best.peak <= std::max(good_enough, best.lower_bound)) return best;
+    // Whether an order stays within good_enough: where beams may help, asked
+    // briefly before them (most stages answer at once), and at length after.
+    if (beams_may_help()) {
+      if (fits_within(best, good_enough, 1.0 / 16)) return best;
+      if (within_slice(0.25, [&] { return improve_by_beams(best, good_enough); })) return best;
+    }
+    if (fits_within(best, good_enough, 0.5)) return best;
     if (within_slice(0.75, [&] { return best_first(best, good_enough); })) return best;
     narrow_by_probes(best);
     return best;
@@ -97,6 +95,11 @@ class segment_search {
     budget_ = whole;
     return result;
   }
+
+  /// Beams are for segments of 65 to 8192 vertices: below, a set is one word
+  /// and A* usually ends, so a beam would only take its budget; above, a
+  /// level's sets cost more to copy than the budget counts.
+  bool beams_may_help() const { return k_ > 64 && k_ <= 8192; }
 
   /// Asks on `share` of the budget left whether some order stays within
   /// good_enough, when that is above the bound: true when one does (best is
@@ -120,17 +123,15 @@ class segment_search {
   }
 
   /// Beam searches of width 8, 32, ..., 8192 (beam_order) while the budget
-  /// lasts and the peak is above what the segment needs; one that never cut
-  /// a level proves its order optimal. Not past 8192 vertices, where a
-  /// level's sets would cost more to copy than the budget counts, nor past
+  /// lasts and the peak is above what the segment needs: true once it is
+  /// not. A beam that never cut a level proves its order optimal. At most
   /// 2^24 links back (width times vertices, 16 bytes each).
-  void improve_by_beams(outcome& best, std::uint64_t good_enough) {
-    constexpr std::size_t widest = 8192, most_vertices = 8192, most_links = std::size_t{1} << 24;
-    if (k_ > most_vertices) return;
-    for (std::size_t width = 8; width <= widest && width * k_ <= most_links; width *= 4) {
-      if (best.peak <= std::max(good_enough, best.lower_bound)) return;
+  bool improve_by_beams(outcome& best, std::uint64_t good_enough) {
+    constexpr std::size_t widest = 8192, most_links = std::size_t{1} << 24;
+    const auto settled = [&] { return best.peak <= std::max(good_enough, best.lower_bound); };
+    for (std::size_t width = 8; width <= widest && width * k_ <= most_links && !settled(); width *= 4) {
       const auto found = beam_order(seg_, width, good_enough, budget_);
-      if (found.order.empty()) return;
+      if (found.order.empty()) break;
       const std::uint64_t peak = seg_.peak_of(found.order);
       if (peak < best.peak) {
         best.order = found.order;
@@ -138,9 +139,10 @@ class segment_search {
       }
       if (found.exhaustive) {
         best.lower_bound = std::max(best.lower_bound, std::min(best.peak, std::max(peak, good_enough)));
-        return;
+        break;
       }
     }
+    return settled();
   }
 
   /// A* from the empty set: true when it ended (best is then optimal, or
