@@ -4,8 +4,8 @@
 // set of vertices run, whose live bytes it determines; a path's cost is its
 // largest step memory; the bound is the most memory a remaining vertex sees
 // in every order (exact_bounds.hpp, sharpened by cut_bound.hpp where it is
-// affordable) and the next step's. Beam searches (segment_beam.hpp) give it
-// its first incumbent. Paths reaching the
+// affordable) and the next step's. On wide segments beam searches
+// (segment_beam.hpp) give it an incumbent first. Paths reaching the
 // same set keep the lower cost; a move that costs no more than the path and
 // leaves no more live is taken alone (it can go first in some best
 // completion). Stopped by its budget or state limit, it returns its best
