@@ -363,7 +363,7 @@ TEST_CASE("rewrite on a GraphDef: the seed's heuristic recomputation written bac
                 "input \"b\" names no node");
 }
 
-TEST_CASE("rewrite --tf-cost-model: grappler's swapping tests picked as the seed does; storage-aware by default") {
+TEST_CASE("rewrite --tf-cost-model: grappler's swapping tests picked as the seed does, storage-aware by default") {
   // The seed's test cluster: a GPU of 1 MiB at 128 KB/s (docs/rewrite.md).
   const auto inputs_of_e = [](const std::string& graph, const std::string& config, const std::string& flags) {
     const auto rewritten = temp_path("tf_swapped.json");

@@ -93,7 +93,7 @@ TEST_CASE("property: the cut bound is each step's least memory over the sets tha
   CHECK(sharper > 100);
 }
 
-TEST_CASE("property: a beam that cuts no level finds the segment's optimum; a narrow one a valid order") {
+TEST_CASE("property: a beam that cuts no level finds the segment's optimum, a narrow one a valid order") {
   std::mt19937_64 rng(2612);
   int cut_levels = 0;
   for (int trial = 0; trial < 2000; ++trial) {

@@ -224,7 +224,7 @@ TEST_CASE("prune_plan: of two recompute groups the one that hurts is dropped, th
   CHECK(rw::evaluate(facts, rw::plan_with_parts(seed, parts, {part_q == parts.begin(), part_q != parts.begin()})).peak_after == 370);
 }
 
-TEST_CASE("prune_plan: a plan that helps nowhere comes back empty; one with nothing in it, as it was") {
+TEST_CASE("prune_plan: a plan that helps nowhere comes back empty, one with nothing in it, as it was") {
   // Only q's group: it raises the peak from 315 to 370.
   const auto g = memopt::io::read_graph(one_helps_one_hurts);
   const auto facts = rw::read_facts(g);

@@ -197,7 +197,7 @@ TEST_CASE("lpmf's key orders as (outputs - bytes freed, index) does, at the ends
   }
 }
 
-TEST_CASE_TEMPLATE("best_of: the index map comes last; without it the vertices are their own index", G, mt::list_graph,
+TEST_CASE_TEMPLATE("best_of: the index map comes last, without it the vertices are their own index", G, mt::list_graph,
                    mt::hand_graph) {
   const auto [reference, rv] = mt::build<mt::vec_graph>(mt::diamond());
   const auto [g, vertex] = mt::build<G>(mt::diamond());

@@ -102,7 +102,7 @@ TEST_CASE("linear_share: graph inputs are static unless options say otherwise") 
   CHECK(plan.total_bytes == 30);
 }
 
-TEST_CASE("graph inputs (docs/sharing.md): no predecessor, not even a control one; static unless options say") {
+TEST_CASE("graph inputs (docs/sharing.md): no predecessor, not even a control one, static unless options say") {
   // x -> o1 -> ... -> o5, and a source z (10) read by o5 alongside o4.
   auto spec = long_chain();
   spec.nodes.push_back({.outputs = {10}});

@@ -130,7 +130,7 @@ TEST_CASE("a fork/join on one device and on two: transfers, busy and idle time, 
   }
 }
 
-TEST_CASE("device fields match device names as TensorFlow matches them; one that matches none or several is refused") {
+TEST_CASE("device fields match device names as TensorFlow matches them, one that matches none or several is refused") {
   const auto g = graph_of(R"([
     {"name": "x", "op": "op", "outputs": [8], "device": "/job:localhost/replica:0/task:0/device:GPU:1"},
     {"name": "y", "op": "op", "outputs": [8], "inputs": ["x:0"], "device": "/cpu:0"},
