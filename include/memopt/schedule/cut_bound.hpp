@@ -39,7 +39,10 @@ inline std::uint64_t cut_work(const segment& seg) {
 
 /// For each vertex of `seg`, the bytes live during its step whatever ran
 /// before it. O(cut_work(seg)) for each vertex's max-flow, in practice.
-inline std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& seg) {
+/// `go_on()` is asked before each vertex's cut: when it says no, the result
+/// is empty (a stop flag or a deadline).
+template <class GoOn = bool (*)()>
+std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& seg, GoOn go_on = [] { return true; }) {
   using traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
   using edge = traits::edge_descriptor;
   using vertex_properties = boost::property<
@@ -137,6 +140,7 @@ inline std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& se
   };
   std::vector<std::uint64_t> at_least(k);
   for (std::size_t u = 0; u < k; ++u) {
+    if (!go_on()) return {};
     std::ranges::fill(side, 0);
     mark(u, preds, 1);   // ancestors
     side[u] = 2;
@@ -164,11 +168,13 @@ inline constexpr std::uint64_t max_cut_work = std::uint64_t{1} << 27;
 inline constexpr std::uint64_t cut_work_per_unit = 64;
 
 /// Raises `bounds` (per step of `seg`) to the cut bound when max_cut_work
-/// and `budget`'s work limit allow it, billing the budget.
+/// and `budget`'s work limit allow it, billing the budget; a stop flag or
+/// the deadline ends it between two cuts, leaving `bounds` as they were.
 inline void sharpen_by_cuts(const segment& seg, std::vector<std::uint64_t>& bounds, search_budget& budget) {
   const std::uint64_t work = cut_work(seg), units = work / cut_work_per_unit + 1;
   if (work > max_cut_work || !budget.can_spend(units)) return;
-  const auto at_least = memory_at_least_at_each_step(seg);
+  const auto at_least = memory_at_least_at_each_step(seg, [&] { return !budget.exhausted(); });
+  if (at_least.empty()) return;
   budget.spend(units);
   for (std::size_t u = 0; u < seg.size(); ++u) bounds[u] = std::max(bounds[u], at_least[u]);
 }
