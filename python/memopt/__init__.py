@@ -142,7 +142,7 @@ def _budget(value):
 
 
 def rewrite(graph, budget, mode="remat", *, recompute="heuristic", scope="gradients/", feed=None, config=None,
-            replay_random=False, work_limit=200_000, rounds=25, local_search=16, alias=True):
+            replay_random=False, work_limit=200_000, rounds=25, local_search=48, alias=True):
     """memopt-plan rewrite: a plan that lowers the graph's peak under `budget`.
 
     budget: bytes (an int), or a fraction of the best schedule's peak (a float in

@@ -196,12 +196,117 @@ TEST_CASE("remat: rematerialize_best's local search keeps what the greedy rule d
   CHECK(r.plan.nodes[0].name == "Recomputed/f1");
   CHECK(r.extra_flops == 1);
   CHECK(r.planned_peak == 18);
-  CHECK(r.method == "eviction, 1 kept by local search");
+  CHECK(r.method == "eviction, local search (1 move)");
   CHECK(rw::check_plan(facts, r.plan).empty());
   const auto h = rw::apply(facts, r.plan);
   std::vector<std::size_t> steps;
   for (const auto& ref : r.order) steps.push_back(ref.added ? facts.size() + ref.index : ref.index);
   CHECK(memopt::liveness(h, steps).peak_bytes == 18);
+}
+
+namespace {
+
+/// The order's names, copies by their own.
+std::vector<std::string> steps_of(const rw::graph_facts& facts, const remat::remat_result& r) {
+  std::vector<std::string> names;
+  for (const auto& ref : r.order) names.push_back(ref.added ? r.plan.nodes[ref.index].name : facts.name[ref.index]);
+  return names;
+}
+
+/// r passes the validator and fits `budget`: its order's liveness peak is
+/// at most the planned one, which fits.
+void check_runs(const rw::graph_facts& facts, const remat::remat_result& r, std::uint64_t budget) {
+  CHECK(rw::check_plan(facts, r.plan).empty());
+  const auto h = rw::apply(facts, r.plan);
+  std::vector<std::size_t> steps;
+  for (const auto& ref : r.order) steps.push_back(ref.added ? facts.size() + ref.index : ref.index);
+  CHECK(memopt::liveness(h, steps).peak_bytes <= r.planned_peak);
+  CHECK(r.planned_peak <= budget);
+}
+
+}  // namespace
+
+TEST_CASE("remat: a retained vertex keeps a later rebuild short, and the local search finds it") {
+  // Program order peaks at 23 bytes at b2 (x f1 b3 b4 b2); the budget is 22.
+  // By then f3 and loss, which b4 reads, are gone, and f2 with them: the
+  // greedy rule drops b4 and rebuilds f2, f3, f4, loss and b4 for b1 (46
+  // flops). Keeping f2 and loss (a byte each) past their last reads makes
+  // the rebuild f3 and b4 alone: 9 flops, the optimum
+  // (tests/support/fewest_extra_flops.hpp).
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "retain", "nodes": [
+    {"name": "x", "op": "input", "outputs": [1]},
+    {"name": "f1", "op": "layer", "outputs": [5], "flops": 17, "inputs": ["x:0"]},
+    {"name": "f2", "op": "layer", "outputs": [1], "flops": 17, "inputs": ["f1:0"]},
+    {"name": "f3", "op": "layer", "outputs": [4], "flops": 9, "inputs": ["f2:0"]},
+    {"name": "f4", "op": "layer", "outputs": [5], "flops": 20, "inputs": ["f3:0", "f1:0"]},
+    {"name": "loss", "op": "loss", "outputs": [1], "inputs": ["f4:0"]},
+    {"name": "b4", "op": "grad", "outputs": [4], "inputs": ["f3:0", "f1:0", "loss:0"]},
+    {"name": "b3", "op": "grad", "outputs": [7], "inputs": ["f2:0", "b4:0"]},
+    {"name": "b2", "op": "grad", "outputs": [6], "inputs": ["f1:0", "b3:0"]},
+    {"name": "b1", "op": "grad", "outputs": [1], "inputs": ["x:0", "b2:0", "b4:0"]}], "outputs": ["b1:0"]})");
+  const auto facts = rw::read_facts(g);
+  const auto order = program(facts.size());
+  const remat::remat_options options{.budget = 22};
+  const auto greedy = remat::rematerialize(facts, order, options);
+  CHECK(greedy.extra_flops == 46);
+  CHECK(greedy.plan.nodes.size() == 5);
+
+  remat::remat_options retaining = options;
+  retaining.retain = [](std::size_t v) { return v == 2 || v == 5; };  // f2, loss
+  const auto retained = remat::rematerialize(facts, order, retaining);
+  CHECK(retained.extra_flops == 9);
+  CHECK(retained.planned_peak == 22);
+  CHECK(steps_of(facts, retained) == std::vector<std::string>{"x", "f1", "f2", "f3", "f4", "loss", "b4", "b3", "b2",
+                                                               "Recomputed/f3", "Recomputed/b4", "b1"});
+  check_runs(facts, retained, 22);
+
+  const auto r = remat::rematerialize_best(facts, {order}, options);
+  CHECK(r.extra_flops == 9);
+  CHECK(r.method == "eviction, local search (1 move), pruned");
+  check_runs(facts, r, 22);
+}
+
+TEST_CASE("remat: a vertex kept from drops until a later step is rebuilt once, not twice") {
+  // Budget 18. The greedy rule drops f2 at f5, then f1 at loss (its score
+  // is lower than f4's), so f1 is rebuilt for f2's rebuild at b3, dropped
+  // again there and rebuilt for b2: 17 + 9 + 17 = 43 flops. Kept until b3,
+  // f1 stays while f4 goes (6 flops): 9 + 6 + 17 = 32, the optimum.
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "defer", "nodes": [
+    {"name": "x", "op": "input", "outputs": [1]},
+    {"name": "f1", "op": "layer", "outputs": [4], "flops": 17, "inputs": ["x:0"]},
+    {"name": "f2", "op": "layer", "outputs": [7], "flops": 9, "inputs": ["f1:0"]},
+    {"name": "f3", "op": "layer", "outputs": [6], "flops": 10, "inputs": ["f2:0"]},
+    {"name": "f4", "op": "layer", "outputs": [3], "flops": 6, "inputs": ["f3:0"]},
+    {"name": "f5", "op": "layer", "outputs": [4], "flops": 2, "inputs": ["f4:0", "f3:0"]},
+    {"name": "loss", "op": "loss", "outputs": [1], "inputs": ["f5:0"]},
+    {"name": "b5", "op": "grad", "outputs": [1], "inputs": ["f4:0", "f3:0", "loss:0"]},
+    {"name": "b4", "op": "grad", "outputs": [3], "inputs": ["f3:0", "b5:0"]},
+    {"name": "b3", "op": "grad", "outputs": [6], "inputs": ["f2:0", "b4:0", "b5:0"]},
+    {"name": "b2", "op": "grad", "outputs": [6], "inputs": ["f1:0", "b3:0"]},
+    {"name": "b1", "op": "grad", "outputs": [4], "inputs": ["x:0", "b2:0"]}], "outputs": ["b1:0"]})");
+  const auto facts = rw::read_facts(g);
+  const auto order = program(facts.size());
+  const remat::remat_options options{.budget = 18};
+  const auto greedy = remat::rematerialize(facts, order, options);
+  CHECK(greedy.extra_flops == 43);
+  CHECK(steps_of(facts, greedy) == std::vector<std::string>{"x", "f1", "f2", "f3", "f4", "f5", "loss", "b5", "b4",
+                                                             "Recomputed/f1", "Recomputed/f2", "b3",
+                                                             "Recomputed_1/f1", "b2", "b1"});
+
+  remat::remat_options deferring = options;
+  deferring.kept_until = [](std::size_t v) { return v == 1 ? std::size_t{9} : remat::no_vertex; };  // f1 until b3
+  const auto deferred = remat::rematerialize(facts, order, deferring);
+  CHECK(deferred.extra_flops == 32);
+  CHECK(deferred.planned_peak == 18);
+  CHECK(steps_of(facts, deferred) == std::vector<std::string>{"x", "f1", "f2", "f3", "f4", "f5", "loss",
+                                                               "Recomputed/f4", "b5", "b4", "Recomputed/f2", "b3",
+                                                               "Recomputed/f1", "b2", "b1"});
+  check_runs(facts, deferred, 18);
+
+  const auto r = remat::rematerialize_best(facts, {order}, options);
+  CHECK(r.extra_flops == 32);
+  CHECK(r.method == "eviction, local search (1 move)");
+  check_runs(facts, r, 18);
 }
 
 TEST_CASE("remat: random draws and graph outputs made before a step stay live across it") {

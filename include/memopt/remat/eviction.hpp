@@ -44,7 +44,7 @@ std::optional<double> remat_run<Naming>::eviction_score(std::size_t s, const std
       return std::nullopt;  // read as it is, later
     }
     if (holder_[t.vertex][t.port] != s) continue;
-    if (pinned_[t.vertex][t.port] || !recomputable_[t.vertex]) return std::nullopt;
+    if (pinned_[t.vertex][t.port] || !recomputable_[t.vertex] || step_ < kept_until_[t.vertex]) return std::nullopt;
     const auto rebuild = rebuild_cost(t.vertex, s, gone);
     if (!rebuild) return std::nullopt;
     cost += *rebuild;

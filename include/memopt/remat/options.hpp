@@ -52,6 +52,15 @@ struct remat_options {
   std::vector<std::size_t> feed;               ///< fed vertices: never recomputed
   std::vector<std::string> unrepeatable_ops = default_unrepeatable_ops();  ///< never recomputed
   std::function<bool(std::size_t)> may_recompute;  ///< also required of a vertex to recompute it, when set
+  /// Vertices whose outputs stay resident past their last read, until the
+  /// last read of what their consumers make (rebuilds of those read them),
+  /// when set; dropped earlier only if read again. rematerialize_best's
+  /// local search sets it.
+  std::function<bool(std::size_t)> retain;
+  /// By vertex, when set: an original vertex before which the vertex's
+  /// outputs are not dropped to make room (no_vertex: no such bound).
+  /// rematerialize_best's local search sets it.
+  std::function<std::size_t(std::size_t)> kept_until;
   /// A work limit: once this many copies are made (0: four per vertex), no
   /// more storages are dropped; those dropped already are still rebuilt.
   std::size_t max_copies = 0;
@@ -67,7 +76,7 @@ struct remat_options {
   std::size_t max_rebuild_walk = 32;
   /// rematerialize_best's local search: at most this many trials (each the
   /// eviction runs again), fewer on large graphs; 0: none.
-  std::size_t local_search_trials = 16;
+  std::size_t local_search_trials = 48;
 };
 
 struct remat_result {
@@ -78,9 +87,10 @@ struct remat_result {
   double extra_flops = 0;
   /// Who made it: "eviction" (rematerialize), "chain" (solve_chain),
   /// "blocks" (solve_blocks) or "runs" (plan_of_runs on a caller's runs),
-  /// then ", N kept by local search" when rematerialize_best's local search
-  /// kept N vertices from being recomputed, then ", pruned" when copies it
-  /// could do without were dropped.
+  /// then ", local search (N moves)" when rematerialize_best's local search
+  /// changed the plan N times (a vertex kept from being recomputed, retained
+  /// or kept longer), then ", pruned" when copies it could do without were
+  /// dropped.
   std::string method;
 };
 

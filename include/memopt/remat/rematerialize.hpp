@@ -198,10 +198,28 @@ template <rewrite_naming Naming>
   };
   const remat_result start_pruned = pruned(start);
   std::vector<remat_result> moves;
-  std::vector<bool> kept(f.size(), false);
+  // A move keeps a vertex from being recomputed (kept), keeps its outputs
+  // resident for the rebuilds of its consumers (retained), or keeps them
+  // from being dropped before the plan first rebuilt them (deferred: the
+  // original vertex that copy ran for).
+  std::vector<bool> kept(f.size(), false), retained(f.size(), false);
+  std::vector<std::size_t> deferred(f.size(), no_vertex);
   const remat_result* current = &start_pruned;
+  enum class move_kind { keep, retain, defer };
   while (trials_left > 0) {
     std::vector<double> recomputed_flops(f.size(), -1);  // -1: not recomputed
+    std::vector<std::size_t> first_rebuilt_for(f.size(), no_vertex);
+    std::vector<std::size_t> waiting;  // copies since the last original
+    for (const node_ref& step : current->order) {
+      if (step.added) {
+        if (const auto v = current->plan.nodes[step.index].copy_of) waiting.push_back(*v);
+        continue;
+      }
+      for (const std::size_t v : waiting) {
+        if (first_rebuilt_for[v] == no_vertex) first_rebuilt_for[v] = step.index;
+      }
+      waiting.clear();
+    }
     for (const added_node& node : current->plan.nodes) {
       if (node.copy_of) recomputed_flops[*node.copy_of] = std::max(recomputed_flops[*node.copy_of], 0.0) + node.flops;
     }
@@ -211,35 +229,54 @@ template <rewrite_naming Naming>
     }
     std::ranges::stable_sort(recomputed, std::ranges::greater{}, [&](std::size_t v) { return recomputed_flops[v]; });
     std::optional<remat_result> round_best;
+    move_kind round_kind = move_kind::keep;
     std::size_t round_vertex = 0;
-    for (const std::size_t v : recomputed) {
-      if (trials_left == 0) break;
-      --trials_left;
-      kept[v] = true;
-      remat_options o = options;
-      o.may_recompute = [&kept, &options](std::size_t u) {
-        return !kept[u] && (!options.may_recompute || options.may_recompute(u));
-      };
-      std::optional<remat_result> trial;
-      const auto offer = [&](remat_result r) {
-        if (!trial || better(r, *trial, options.budget)) trial = std::move(r);
-      };
-      try {
-        runs.run(f, orders, o, naming, options.budget, offer, [&]() -> const remat_result& { return *trial; });
-      } catch (const bad_plan_error&) {  // a tensor the trial's runs cannot do without: no trial
-        trial.reset();
+    const auto apply = [&](move_kind kind, std::size_t v, bool on) {
+      switch (kind) {
+        case move_kind::keep: kept[v] = on; break;
+        case move_kind::retain: retained[v] = on; break;
+        case move_kind::defer: deferred[v] = on ? first_rebuilt_for[v] : no_vertex; break;
       }
-      kept[v] = false;
-      if (!trial) continue;
-      trial->method += ", " + std::to_string(moves.size() + 1) + " kept by local search";
-      remat_result candidate = pruned(std::move(*trial));
-      if (better(candidate, round_best ? *round_best : *current, options.budget)) {
-        round_best = std::move(candidate);
-        round_vertex = v;
+    };
+    for (const move_kind kind : {move_kind::keep, move_kind::retain, move_kind::defer}) {
+      for (const std::size_t v : recomputed) {
+        if (trials_left == 0 || (kind == move_kind::retain && retained[v]) ||
+            (kind == move_kind::defer && (first_rebuilt_for[v] == no_vertex || deferred[v] == first_rebuilt_for[v]))) {
+          continue;
+        }
+        --trials_left;
+        const std::size_t deferred_before = deferred[v];
+        apply(kind, v, true);
+        remat_options o = options;
+        o.may_recompute = [&kept, &options](std::size_t u) {
+          return !kept[u] && (!options.may_recompute || options.may_recompute(u));
+        };
+        o.retain = [&retained, &options](std::size_t u) { return retained[u] || (options.retain && options.retain(u)); };
+        o.kept_until = [&deferred](std::size_t u) { return deferred[u]; };
+        std::optional<remat_result> trial;
+        const auto offer = [&](remat_result r) {
+          if (!trial || better(r, *trial, options.budget)) trial = std::move(r);
+        };
+        try {
+          runs.run(f, orders, o, naming, options.budget, offer, [&]() -> const remat_result& { return *trial; });
+        } catch (const bad_plan_error&) {  // a tensor the trial's runs cannot do without: no trial
+          trial.reset();
+        }
+        apply(kind, v, false);
+        deferred[v] = deferred_before;
+        if (!trial) continue;
+        const std::size_t made = moves.size() + 1;
+        trial->method += ", local search (" + std::to_string(made) + (made == 1 ? " move)" : " moves)");
+        remat_result candidate = pruned(std::move(*trial));
+        if (better(candidate, round_best ? *round_best : *current, options.budget)) {
+          round_best = std::move(candidate);
+          round_kind = kind;
+          round_vertex = v;
+        }
       }
     }
     if (!round_best) break;
-    kept[round_vertex] = true;
+    apply(round_kind, round_vertex, true);
     moves.push_back(std::move(*round_best));
     current = &moves.back();
   }

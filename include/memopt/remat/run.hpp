@@ -81,6 +81,27 @@ class remat_run {
     for (auto& by_port : uses_) {
       for (auto& positions : by_port) std::ranges::sort(positions, std::greater<>());  // the next use last
     }
+    expiring_.resize(order.size());
+    kept_until_.assign(n, 0);
+    if (options.kept_until) {
+      for (std::size_t v = 0; v < n; ++v) {
+        if (const std::size_t u = options.kept_until(v); u < n) kept_until_[v] = position[u];
+      }
+    }
+    retained_until_.resize(n);
+    for (std::size_t v = 0; v < n; ++v) {
+      retained_until_[v].assign(f.outputs[v].size(), 0);
+      if (!options.retain || !options.retain(v)) continue;
+      // Until the last read of what its consumers make: a rebuild of those reads it.
+      std::size_t until = 0;
+      for (const std::size_t c : f.consumers[v]) {
+        for (const auto& positions : uses_[c]) until = std::max(until, positions.empty() ? 0 : positions.front());
+      }
+      for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
+        retained_until_[v][port] = until;
+        expiring_[until].push_back({v, port});
+      }
+    }
     recomputable_ = recomputable_vertices(f, options);
     pinned_.resize(n);
     writers_.resize(n);
@@ -100,7 +121,6 @@ class remat_run {
     writes_left_ = writers_;
     for (const auto& [v, port] : repairs.kept) pinned_[v][port] = true;
     for (const std::size_t v : repairs.not_recomputed) recomputable_[v] = false;
-    expiring_.resize(order.size());
   }
 
   remat_result run() {
@@ -167,7 +187,9 @@ class remat_run {
     storage& st = storages_[s];
     if (!st.counted || st.pending > 0) return true;
     return std::ranges::any_of(st.tensors, [&](operand t) {
-      if (holder_[t.vertex][t.port] == s) return pinned_[t.vertex][t.port] || next_use(t) != never;
+      if (holder_[t.vertex][t.port] == s) {
+        return pinned_[t.vertex][t.port] || next_use(t) != never || step_ < retained_until_[t.vertex][t.port];
+      }
       // A value overwritten here: only originals still read it here (copies
       // recompute it), and a graph output keeps its storage to the end.
       return lost_in_[t.vertex][t.port] == s && (pinned_[t.vertex][t.port] || next_static_use(t) != never);
@@ -392,7 +414,9 @@ class remat_run {
   using tensor_key = std::pair<std::size_t, std::size_t>;  ///< (vertex, port)
   std::vector<std::vector<std::multiset<std::pair<std::size_t, tensor_key>>>> later_;
   std::map<tensor_key, std::vector<std::pair<operand, std::size_t>>> planned_reads_;  ///< by dropped tensor
-  std::vector<std::vector<operand>> expiring_;               ///< by position: tensors with a recompute read planned there
+  std::vector<std::vector<operand>> expiring_;               ///< by position: tensors with a recompute read planned there, or retained until there
+  std::vector<std::vector<std::size_t>> retained_until_;     ///< by tensor: kept resident until this position (options.retain)
+  std::vector<std::size_t> kept_until_;                      ///< by vertex: its outputs not dropped before this position (options.kept_until)
   std::vector<bool> recomputable_;
   std::vector<std::vector<bool>> pinned_;
   std::vector<std::vector<std::size_t>> writers_;            ///< by root tensor: in-place writes into its storage
