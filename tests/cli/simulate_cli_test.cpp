@@ -447,12 +447,13 @@ TEST_CASE("rewrite: the transformer at half its best peak costs at least 12.8 % 
   CHECK(kept["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(12.8303).epsilon(1e-4));
   CHECK(kept["cost_floor"]["node"] == "gradients/mul_17");
   CHECK(kept["fits"] == true);
-  CHECK(kept["method"] == "eviction, local search (1 move), pruned");  // the block programme costs more there
+  // The block programme costs more there; the rule at idle weight 0 (13.35 %)
+  // beats the local search from weight 1's plan (13.35 % too, a little more).
+  CHECK(kept["method"] == "eviction, idle weight 0, pruned");
   CHECK(kept["extra_flops"] >= kept["cost_floor"]["extra_flops"]);
-  // Without the local search the eviction planner's own plan costs more (14.7 % against 13.4 %).
+  // The local search never makes a plan worse.
   const auto greedy = nlohmann::json::parse(plan("rewrite " + graph + " --local-search 0 --budget " + std::to_string(budget)).out);
-  CHECK(greedy["method"] == "eviction, pruned");
-  CHECK(greedy["extra_flops"] > kept["extra_flops"]);
+  CHECK(greedy["extra_flops"] >= kept["extra_flops"]);
   // Between the floor (0.3375 of the best peak) and 0.346 no plan fits: at
   // that step the masks, the step's own tensors and the fewest bytes that
   // keep the rest in reach already exceed the budget.

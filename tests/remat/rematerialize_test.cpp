@@ -303,9 +303,11 @@ TEST_CASE("remat: a vertex kept from drops until a later step is rebuilt once, n
                                                                "Recomputed/f1", "b2", "b1"});
   check_runs(facts, deferred, 18);
 
+  // rematerialize_best finds it too, here first by the rule at idle weight 0.5.
   const auto r = remat::rematerialize_best(facts, {order}, options);
   CHECK(r.extra_flops == 32);
-  CHECK(r.method == "eviction, local search (1 move)");
+  CHECK(r.method == "eviction, idle weight 0.5");
+  CHECK(r.idle_weight == 0.5);
   check_runs(facts, r, 18);
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // The eviction choice of the rematerialisation planner's run (remat/run.hpp):
 // a storage's score, the recompute flops of its whole rebuild per byte freed
-// and per step of idleness until its next use, weighted by how often it was
-// rebuilt (Belady's rule weighted by cost, as in DTR); candidates wait in a
+// and per step of idleness until its next use (raised to the options'
+// idle_weight), weighted by how often it was rebuilt (Belady's rule weighted
+// by cost, as in DTR); candidates wait in a
 // heap by their last score and are measured again when taken; evict_for
 // drops the best until the next step fits the budget, keeping what their
 // rebuilds read resident until then.
@@ -11,6 +12,7 @@
 #include <memopt/rewrite/naming.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -58,7 +60,8 @@ std::optional<double> remat_run<Naming>::eviction_score(std::size_t s, const std
     }
     if (static_cast<double>(remade) > options_.max_rebuild_ratio * static_cast<double>(st.bytes)) return std::nullopt;
   }
-  const double idle = static_cast<double>(next - step_);
+  const double steps = static_cast<double>(next - step_);
+  const double idle = options_.idle_weight == 1 ? steps : std::pow(steps, options_.idle_weight);
   // A tensor dropped and rebuilt before is likely to be again: it weighs more each time.
   double rebuilt = 1;
   for (const operand& t : st.tensors) {

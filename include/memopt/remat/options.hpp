@@ -74,6 +74,11 @@ struct remat_options {
   /// before) reach lower peaks, but chosen online they are often repeated:
   /// rematerialize_best tries them only where nothing fits.
   std::size_t max_rebuild_walk = 32;
+  /// The eviction score divides a drop's rebuild flops by the bytes it frees
+  /// times (steps until their next use)^idle_weight: 1 is Belady's rule
+  /// weighted by cost, as in DTR; 0 counts flops per byte alone. Which is
+  /// best depends on the graph: rematerialize_best tries 1, 0.5 and 0.
+  double idle_weight = 1;
   /// rematerialize_best's local search: at most this many trials (each the
   /// eviction runs again), fewer on large graphs; 0: none.
   std::size_t local_search_trials = 48;
@@ -85,8 +90,10 @@ struct remat_result {
   std::uint64_t planned_peak = 0;  ///< the peak the planner's run reached
   std::vector<std::uint64_t> planned_bytes;  ///< by step of `order`: the bytes the planner counted live
   double extra_flops = 0;
+  double idle_weight = 1;  ///< the eviction runs': remat_options::idle_weight
   /// Who made it: "eviction" (rematerialize), "chain" (solve_chain),
   /// "blocks" (solve_blocks) or "runs" (plan_of_runs on a caller's runs),
+  /// then ", idle weight W" for an eviction plan whose idle_weight is not 1,
   /// then ", local search (N moves)" when rematerialize_best's local search
   /// changed the plan N times (a vertex kept from being recomputed, retained
   /// or kept longer), then ", pruned" when copies it could do without were

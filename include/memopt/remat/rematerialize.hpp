@@ -5,7 +5,8 @@
 // best schedule of the original, or the caller's) over memopt's memory model
 // and, whenever the next step would pass the budget, evicts resident storages
 // in order of least recompute cost per byte and per step of idleness until
-// their next use (Belady's rule weighted by cost, as in DTR); a step that
+// their next use (Belady's rule weighted by cost, as in DTR; the idleness
+// raised to remat_options::idle_weight); a step that
 // needs an evicted tensor first recomputes it, recursively through evicted
 // inputs, as a copy of its producer (Recomputed/<node>, then
 // Recomputed_<k>/<node> for the k-th copy) reading the inputs' current
@@ -85,6 +86,9 @@ template <rewrite_naming Naming = seed_naming>
                                          const remat_options& options, const Naming& naming = {}) {
   detail::check_order(f, order, "rematerialize");
   (void)detail::recomputable_vertices(f, options);  // checks the fed vertices
+  if (!(options.idle_weight >= 0 && options.idle_weight <= std::numeric_limits<double>::max())) {
+    throw bad_plan_error({"rematerialize: idle_weight is " + std::to_string(options.idle_weight) + ", not a finite number from 0"});
+  }
   // A run that drops a tensor it cannot rebuild runs again keeping it (and
   // not recomputing what reads it): each repair is permanent, so this ends.
   detail::remat_repairs repairs;
@@ -115,81 +119,107 @@ namespace detail {
 }
 
 /// The eviction planner's runs for one target: over every order at each
-/// rebuild bound of `ratios`, then, where the best plan so far costs more than
-/// 1 % of the graph's flops or misses the budget, of `more_ratios` (2, 8, 1.5
-/// and 3 times the bytes freed, while those runs stay within about 500,000
-/// vertices and edges), then, where nothing fits yet, with rebuilds walking
+/// rebuild bound of `ratios`; then, where the best plan so far costs more
+/// than 1 % of the graph's flops or misses the budget, at idle weights 0.5
+/// and 0 too, and at the rebuild bounds of `more_ratios` (2, 8, 1.5 and 3
+/// times the bytes freed), each while those runs stay within about 500,000
+/// vertices and edges; then, where nothing fits yet, with rebuilds walking
 /// four times as deep.
 class eviction_runs {
  public:
   eviction_runs(const graph_facts& f, std::size_t orders, const remat_options& options) {
     constexpr double bounded_rebuild_ratio = 4;
-    constexpr std::size_t extra_ratio_work = 500'000;
+    constexpr std::size_t extra_work = 500'000;
     ratios_.push_back(std::min(options.max_rebuild_ratio, bounded_rebuild_ratio));
     if (options.max_rebuild_ratio > bounded_rebuild_ratio) ratios_.push_back(options.max_rebuild_ratio);
     std::size_t edges = 0;
     for (const auto& operands : f.operands) edges += operands.size();
     run_work_ = orders * (f.size() + edges);
     std::size_t work = 0;
+    for (const double weight : {0.5, 0.0}) {
+      if (weight == options.idle_weight) continue;
+      if ((work += run_work_ * ratios_.size()) > extra_work) break;
+      more_weights_.push_back(weight);
+    }
+    work = 0;
     for (const double more : {2.0, 8.0, 1.5, 3.0}) {
       if (more >= options.max_rebuild_ratio) continue;
-      if ((work += run_work_) > extra_ratio_work) break;
+      if ((work += run_work_) > extra_work) break;
       more_ratios_.push_back(more);
     }
-    deeper_walks_ = run_work_ <= extra_ratio_work;
+    deeper_walks_ = run_work_ <= extra_work;
     for (const double flops : f.flops) total_flops_ += flops;
   }
 
   /// The vertices and edges one round of runs over every order visits.
   [[nodiscard]] std::size_t run_work() const { return run_work_; }
 
-  /// Runs the planner with `o` (o.budget the target) and hands each plan to
+  /// Runs the planner with `o` (o.budget the target; with idle weights
+  /// other than o's unless `one_weight`) and hands each plan to
   /// offer(plan); best() is the best plan so far for `budget`.
   template <class Naming, class Offer, class Best>
   void run(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders, remat_options o,
-           const Naming& naming, std::uint64_t budget, Offer&& offer, Best&& best) const {
+           const Naming& naming, std::uint64_t budget, Offer&& offer, Best&& best, bool one_weight = false) const {
     const auto costly = [&] {
       const remat_result& b = best();
       return b.planned_peak > budget || b.extra_flops > total_flops_ / 100;
     };
+    const auto over_orders = [&] {
+      for (const auto& order : orders) offer(rematerialize(f, order, o, naming));
+    };
     const double max_ratio = o.max_rebuild_ratio;
-    for (const auto* bounds : {&ratios_, &more_ratios_}) {
-      if (bounds == &more_ratios_ && !costly()) break;
-      for (const double ratio : *bounds) {
+    const double weight = o.idle_weight;
+    for (const double ratio : ratios_) {
+      o.max_rebuild_ratio = ratio;
+      over_orders();
+    }
+    if (costly() && !one_weight) {
+      for (const double other : more_weights_) {
+        o.idle_weight = other;
+        for (const double ratio : ratios_) {
+          o.max_rebuild_ratio = ratio;
+          over_orders();
+        }
+      }
+      o.idle_weight = weight;
+    }
+    if (costly()) {
+      for (const double ratio : more_ratios_) {
         o.max_rebuild_ratio = ratio;
-        for (const auto& order : orders) offer(rematerialize(f, order, o, naming));
+        over_orders();
       }
     }
     // Deeper rebuilds where nothing fits yet: lower peaks, at a price.
     if (deeper_walks_ && best().planned_peak > budget) {
       o.max_rebuild_ratio = max_ratio;
       o.max_rebuild_walk = 4 * std::min(o.max_rebuild_walk, std::numeric_limits<std::size_t>::max() / 4);
-      for (const auto& order : orders) offer(rematerialize(f, order, o, naming));
+      over_orders();
     }
   }
 
  private:
   std::vector<double> ratios_;
-  std::vector<double> more_ratios_;  // for plans that cost much or do not fit, within a work limit
+  std::vector<double> more_weights_;  // for plans that cost much or do not fit, within a work limit
+  std::vector<double> more_ratios_;   // the same
   std::size_t run_work_ = 0;
   bool deeper_walks_ = false;
   double total_flops_ = 0;
 };
 
-/// rematerialize_best's local search from `start`, a plan that fits: while a
-/// trial beats the plan, keeps resident one more of the vertices the plan
-/// recomputes (of a round's trials, the best), most flops recomputed first.
-/// A trial is the eviction runs with that vertex kept too, its best plan
-/// pruned within a small work limit. Returns the plans it moved to, first to
-/// last.
+/// rematerialize_best's local search from `start`, a plan that fits, in at
+/// most `trials_left` trials: while a trial beats the plan, makes one more
+/// move (of a round's trials, the best) on one of the vertices the plan
+/// recomputes, most flops recomputed first: keep it from being recomputed,
+/// retain it for its consumers' rebuilds, or keep it from drops until the
+/// plan first rebuilt it. A trial is the eviction runs at the plan's idle
+/// weight with the moves made so far and its own, its best plan pruned
+/// within a small work limit. Returns the plans it moved to, first to last.
 template <rewrite_naming Naming>
 [[nodiscard]] std::vector<remat_result> local_search(const graph_facts& f,
                                                      const std::vector<std::vector<std::size_t>>& orders,
                                                      const remat_options& options, const Naming& naming,
-                                                     const eviction_runs& runs, const remat_result& start) {
-  constexpr std::size_t work_limit = 200'000;
-  std::size_t trials_left =
-      std::min(options.local_search_trials, work_limit / std::max<std::size_t>(1, runs.run_work()));
+                                                     const eviction_runs& runs, const remat_result& start,
+                                                     std::size_t trials_left) {
   if (trials_left == 0) return {};
   // Trials are ranked once pruned, within a tenth of the final pruning's work.
   const auto pruned = [&](remat_result r) {
@@ -253,12 +283,13 @@ template <rewrite_naming Naming>
         };
         o.retain = [&retained, &options](std::size_t u) { return retained[u] || (options.retain && options.retain(u)); };
         o.kept_until = [&deferred](std::size_t u) { return deferred[u]; };
+        o.idle_weight = current->idle_weight;  // trials refine the plan's own rule
         std::optional<remat_result> trial;
         const auto offer = [&](remat_result r) {
           if (!trial || better(r, *trial, options.budget)) trial = std::move(r);
         };
         try {
-          runs.run(f, orders, o, naming, options.budget, offer, [&]() -> const remat_result& { return *trial; });
+          runs.run(f, orders, o, naming, options.budget, offer, [&]() -> const remat_result& { return *trial; }, true);
         } catch (const bad_plan_error&) {  // a tensor the trial's runs cannot do without: no trial
           trial.reset();
         }
@@ -291,7 +322,14 @@ template <rewrite_naming Naming>
   // The best plans, best first: pruning can rank them another way.
   constexpr std::size_t leaders_kept = 4;
   std::vector<remat_result> leaders;
+  std::vector<remat_result> starts;  // the local search's: the best plan of each idle weight
   const auto offer = [&](remat_result r, std::uint64_t budget) {
+    const auto start = std::ranges::find_if(starts, [&](const remat_result& s) { return s.idle_weight == r.idle_weight; });
+    if (start == starts.end()) {
+      starts.push_back(r);
+    } else if (better(r, *start, budget)) {
+      *start = r;
+    }
     const auto at = std::ranges::find_if(leaders, [&](const remat_result& l) { return better(r, l, budget); });
     if (static_cast<std::size_t>(at - leaders.begin()) >= leaders_kept) return;
     leaders.insert(at, std::move(r));
@@ -334,12 +372,18 @@ template <rewrite_naming Naming>
     return std::move(*cheapest);
   };
   if (leaders.front().planned_peak <= options.budget) {
-    // The local search's plans join the leaders (none drops out), so the
-    // pruned result is never worse than without it.
-    std::vector<remat_result> moves = local_search(f, orders, options, naming, runs, leaders.front());
-    for (remat_result& r : moves) {
-      leaders.insert(std::ranges::find_if(leaders, [&](const remat_result& l) { return better(r, l, options.budget); }),
-                     std::move(r));
+    // The local search from the best plan of each idle weight that fits,
+    // best first. Its plans join the leaders (none drops out), so the pruned
+    // result is never worse than without it.
+    std::erase_if(starts, [&](const remat_result& r) { return r.planned_peak > options.budget; });
+    std::ranges::stable_sort(starts, [&](const remat_result& a, const remat_result& b) { return better(a, b, options.budget); });
+    constexpr std::size_t work_limit = 200'000;
+    const std::size_t trials = std::min(options.local_search_trials, work_limit / std::max<std::size_t>(1, runs.run_work()));
+    for (const remat_result& start : starts) {
+      for (remat_result& r : local_search(f, orders, options, naming, runs, start, trials)) {
+        leaders.insert(std::ranges::find_if(leaders, [&](const remat_result& l) { return better(r, l, options.budget); }),
+                       std::move(r));
+      }
     }
     return pruned(options.budget);
   }
@@ -357,32 +401,31 @@ template <rewrite_naming Naming>
 
 /// The best of the plans over several orders and rebuild bounds (at most four
 /// times the bytes a drop frees, then the caller's bound; then, when the plan
-/// costs more than 1 % of the graph's flops or does not fit, 2, 8, 1.5 and 3
-/// times while their runs stay within about 500,000 vertices and edges: on
-/// tight budgets the planner's result moves erratically with the bound),
-/// then, where no plan fits, rebuilds walking four times as deep (within
-/// the same work limit); of the exact schedule when the graph is a chain
-/// (chain.hpp) and of the block programme's when it is a chain of blocks
-/// (block_chain.hpp): one that fits the budget before one that does not; of
-/// those that fit, the fewest extra flops; of the others, the lowest peak,
-/// then the fewest flops.
+/// costs more than 1 % of the graph's flops or does not fit, at idle weights
+/// 0.5 and 0 too, and 2, 8, 1.5 and 3 times, while those runs stay within
+/// about 500,000 vertices and edges: on tight budgets the planner's result
+/// moves erratically with the bound and the weight), then, where no plan
+/// fits, rebuilds walking four times as deep (within the same work limit);
+/// of the exact schedule when the graph is a chain (chain.hpp) and of the
+/// block programme's when it is a chain of blocks (block_chain.hpp): one that
+/// fits the budget before one that does not; of those that fit, the fewest
+/// extra flops; of the others, the lowest peak, then the fewest flops.
 /// When none fits, the planner also aims lower (a run that misses its target
 /// can land above a run aiming lower) and then runs again aiming at the
 /// lowest peak reached, so that steps which could not fit anyway no longer
 /// drive evictions elsewhere: the same peak, usually for fewer flops. Last,
 /// the four best plans lose the copies they can do without (runs.hpp), which
 /// can rank them another way, and the cheapest is kept.
-/// When the plan fits, a local search runs before the pruning: the eviction
-/// runs again with one of the vertices the best plan recomputes kept resident
-/// (a trial), each in turn, most flops recomputed first; trials are ranked
-/// pruned within a tenth of the pruning's work. The best trial that beats the
-/// plan becomes the plan, its vertex kept from then on, until no trial beats
-/// it or options.local_search_trials are spent (fewer on large graphs: the
-/// trials times the vertices and edges of the graph times the orders stay
-/// within 200,000, so RandWire's 3,446 vertices get eleven over two orders
-/// and 10^5 vertices none). The plans it moves to join the four, so the
-/// result is never worse for it. The eviction rule is greedy: kept from
-/// dropping what it chose, it often finds a cheaper drop elsewhere.
+/// When the plan fits, a local search (local_search above) runs before the
+/// pruning from the best plan of each idle weight that fits, each within
+/// options.local_search_trials trials (fewer on large graphs: the trials
+/// times the vertices and edges of the graph times the orders stay within
+/// 200,000, so RandWire's 3,446 vertices get eleven over two orders and 10^5
+/// vertices none). The plans it moves to join the four, so the result is
+/// never worse for it. The eviction rule is greedy and online: kept from
+/// dropping what it chose, made to keep what a later rebuild reads, or kept
+/// from dropping a tensor it must rebuild before its next drop, it often
+/// finds a cheaper plan.
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] remat_result rematerialize_best(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
                                               const remat_options& options, const Naming& naming = {}) {

@@ -22,6 +22,7 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -148,6 +149,12 @@ class remat_run {
       }
     }
     result_.method = "eviction";
+    result_.idle_weight = options_.idle_weight;
+    if (options_.idle_weight != 1) {
+      std::ostringstream weight;
+      weight << ", idle weight " << options_.idle_weight;
+      result_.method += weight.str();
+    }
     return std::move(result_);
   }
 
