@@ -64,6 +64,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <fstream>
@@ -480,9 +481,12 @@ inline nlohmann::ordered_json cost_floor_json(const rewrite::graph_facts& facts,
 
 /// The trade-off curve: the planner at eleven budgets from the best peak down
 /// to the floor, each point the peak of the planner's own order (liveness of
-/// the rewritten graph) and the flops it adds.
+/// the rewritten graph) and the flops it adds. Eleven plans: the local search
+/// makes at most 16 trials from each start (48 for one plan).
 inline remat_curve remat_curve_points(const io::file_graph& g, const rewrite::graph_facts& facts,
                                       remat::remat_options options, const exact_options& search) {
+  constexpr std::size_t curve_trials = 16;
+  options.local_search_trials = std::min(options.local_search_trials, curve_trials);
   remat_curve c;
   c.graph = g[boost::graph_bundle].name;
   const auto orders = remat_orders(g, search, &c.peak_before);
