@@ -261,11 +261,11 @@ template <rewrite_naming Naming>
     std::optional<remat_result> round_best;
     move_kind round_kind = move_kind::keep;
     std::size_t round_vertex = 0;
-    const auto apply = [&](move_kind kind, std::size_t v, bool on) {
+    const auto apply = [&](move_kind kind, std::size_t v) {
       switch (kind) {
-        case move_kind::keep: kept[v] = on; break;
-        case move_kind::retain: retained[v] = on; break;
-        case move_kind::defer: deferred[v] = on ? first_rebuilt_for[v] : no_vertex; break;
+        case move_kind::keep: kept[v] = true; break;
+        case move_kind::retain: retained[v] = true; break;
+        case move_kind::defer: deferred[v] = first_rebuilt_for[v]; break;
       }
     };
     for (const move_kind kind : {move_kind::keep, move_kind::retain, move_kind::defer}) {
@@ -275,8 +275,9 @@ template <rewrite_naming Naming>
           continue;
         }
         --trials_left;
-        const std::size_t deferred_before = deferred[v];
-        apply(kind, v, true);
+        const bool was_kept = kept[v], was_retained = retained[v];
+        const std::size_t was_deferred = deferred[v];
+        apply(kind, v);
         remat_options o = options;
         o.may_recompute = [&kept, &options](std::size_t u) {
           return !kept[u] && (!options.may_recompute || options.may_recompute(u));
@@ -293,8 +294,9 @@ template <rewrite_naming Naming>
         } catch (const bad_plan_error&) {  // a tensor the trial's runs cannot do without: no trial
           trial.reset();
         }
-        apply(kind, v, false);
-        deferred[v] = deferred_before;
+        kept[v] = was_kept;
+        retained[v] = was_retained;
+        deferred[v] = was_deferred;
         if (!trial) continue;
         const std::size_t made = moves.size() + 1;
         trial->method += ", local search (" + std::to_string(made) + (made == 1 ? " move)" : " moves)");
@@ -307,7 +309,7 @@ template <rewrite_naming Naming>
       }
     }
     if (!round_best) break;
-    apply(round_kind, round_vertex, true);
+    apply(round_kind, round_vertex);
     moves.push_back(std::move(*round_best));
     current = &moves.back();
   }
