@@ -5,7 +5,8 @@
 //   storage's first release;
 // - optimize_dag_net: dag_share (best fit, or the seed's size-aware pick),
 //   valid for any order a DAG executor picks; only storages holding two or
-//   more blobs are renamed, <namescope>__m<k>_shared, k in storage order.
+//   more blobs (versions of one blob are one) are renamed,
+//   <namescope>__m<k>_shared, k in storage order.
 //
 // The net becomes a tensor graph with one storage per blob name: its root is
 // the first op's output writing it; an op writing it again (in place, as
@@ -322,11 +323,14 @@ inline memopt::share_options share_options_of(const net_graph& graph) {
   if (!memopt::check_sharing(graph.g, plan, sharing).empty()) {
     throw std::logic_error("memonger: dag_share produced an invalid plan");
   }
-  const auto members = memopt::storage_members(plan);
+  // A storage is renamed when it holds two blobs; the versions an in-place op
+  // writes are one blob, in one storage, whatever the plan.
+  std::vector<std::size_t> blobs_in(plan.num_storages(), 0);
+  for (const auto& [blob, root] : graph.buffer_of) ++blobs_in[plan.storage_of[root]];
   std::vector<std::string> storage_name(plan.num_storages());
   std::size_t k = 0;
   for (std::size_t s = 0; s < plan.num_storages(); ++s) {
-    if (members.size(s) > 1) storage_name[s] = options.namescope + "__m" + std::to_string(k++) + "_shared";
+    if (blobs_in[s] > 1) storage_name[s] = options.namescope + "__m" + std::to_string(k++) + "_shared";
   }
   return detail::renamed(net, graph, plan, storage_name);
 }

@@ -138,6 +138,26 @@ TEST_CASE("dag: a CPU/GPU net with copies, no storage mixes devices") {
   CHECK(m.net["op"][2]["output"][0] != r.net["op"][2]["output"][0]);
 }
 
+TEST_CASE("dag: the versions an in-place op writes are one blob, renamed only when shared") {
+  // a and b are each written twice, read by the op making the next blob:
+  // nothing can share (out is an external output), so nothing is renamed.
+  const auto chain = c2::parse_net(std::string(R"({"op": [
+      {"type": "FC", "input": ["X"], "output": ["a"]},
+      {"type": "Relu", "input": ["a"], "output": ["a"]},
+      {"type": "FC", "input": ["a"], "output": ["b"]},
+      {"type": "Relu", "input": ["b"], "output": ["b"]},
+      {"type": "FC", "input": ["b"], "output": ["out"]}],
+    "external_input": ["X"], "external_output": ["out"]})"));
+  const auto r = c2::optimize_dag_net(chain);
+  CHECK(r.refusal.empty());
+  CHECK(r.shared_names == 0);
+  CHECK(r.net == chain.document);
+  // An external output written twice keeps its name (libFuzzer found the rename).
+  const auto twice = c2::parse_net(std::string(
+      R"({"op": [{"type": "v", "output": ["out"]}, {"type": "m", "output": ["out"]}], "external_output": ["out"]})"));
+  CHECK(c2::optimize_dag_net(twice).net == twice.document);
+}
+
 TEST_CASE("dag: heads limit the walk as in the seed, the seed's size pick is a policy") {
   // With head W only, ops fed from X alone are never reached: nothing shared.
   const auto r = c2::optimize_dag_net(load("chain.json"), {.heads = {"Q"}});
