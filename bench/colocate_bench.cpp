@@ -33,7 +33,7 @@ const pairs& constraints(std::size_t n) {
   if (p.empty()) {
     std::mt19937_64 rng(n);
     std::uniform_int_distribution<std::size_t> any(0, n - 1);
-    for (std::size_t k = 0; k < 3 * n; ++k) p.emplace_back(any(rng), any(rng));
+    for (std::size_t k = 0; k < 3 * n; ++k) p.push_back({any(rng), any(rng)});  // braces: drawn in order
   }
   return p;
 }

@@ -220,7 +220,7 @@ TEST_CASE("colocate property: groups, kernel types and devices do not depend on 
     const auto in = random_instance(rng, true, true);
     const std::size_t n = in.nodes.size();
     std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    for (std::size_t k = pick(rng, 0, 2 * n); k > 0; --k) pairs.emplace_back(pick(rng, 0, n - 1), pick(rng, 0, n - 1));
+    for (std::size_t k = pick(rng, 0, 2 * n); k > 0; --k) pairs.push_back({pick(rng, 0, n - 1), pick(rng, 0, n - 1)});  // braces: drawn in order
     const auto run = [&](const std::vector<std::pair<std::size_t, std::size_t>>& order)
         -> std::optional<std::vector<std::tuple<std::size_t, std::vector<std::string>, std::string>>> {
       memopt::colocation_graph groups(n, in.devices, in.kernels);

@@ -28,8 +28,12 @@ inline memopt::io::file_graph training_graph(std::mt19937_64& rng, std::size_t k
   const auto f = [](std::size_t i) { return i == 0 ? std::string("x") : std::string("f").append(std::to_string(i)); };
   std::string nodes = R"([{"name": "x", "op": "input", "outputs": [)" + std::to_string(bytes(rng)) + "]}";
   for (std::size_t i = 1; i <= k; ++i) {
-    nodes += R"(, {"name": ")" + f(i) + R"(", "op": "layer", "outputs": [)" + std::to_string(bytes(rng)) +
-             R"(], "flops": )" + std::to_string(flops(rng)) + R"(, "inputs": [)";
+    // Drawn one statement each: the operands of + are unsequenced, and every
+    // compiler must build the same graphs.
+    const int size = bytes(rng);
+    const int cost = flops(rng);
+    nodes += R"(, {"name": ")" + f(i) + R"(", "op": "layer", "outputs": [)" + std::to_string(size) +
+             R"(], "flops": )" + std::to_string(cost) + R"(, "inputs": [)";
     for (std::size_t j = 0; j < inputs[i].size(); ++j) nodes += (j ? ", \"" : "\"") + f(inputs[i][j]) + ":0\"";
     nodes += "]}";
   }
