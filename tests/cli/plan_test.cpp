@@ -137,6 +137,10 @@ TEST_CASE("report: a readable table for a person") {
   CHECK(r.out.find("735700388") != std::string::npos);  // the program order's peak
   CHECK(r.out.find("90 outputs are views or in-place results") != std::string::npos);
   CHECK(r.out.find("storage sharing saves 268.1 MiB (27.6%)") != std::string::npos);
+  // The arena section beside max-live.
+  CHECK(r.out.find("Arena offsets for program order") != std::string::npos);
+  CHECK(r.out.find("greedy-breadth") != std::string::npos);
+  CHECK(r.out.find("proved optimal") != std::string::npos);
   const auto apart = plan("report " + data_dir + "/resnet18_train_b32.json --no-alias");
   REQUIRE(apart.status == 0);
   CHECK(apart.out.find("1016784292") != std::string::npos);
@@ -553,14 +557,6 @@ TEST_CASE("arena: bad input and usage are refused in one line") {
   check_refused(plan("arena " + data_dir + "/minimalloc/examples/input.12.csv --algo worst-fit"), "unknown --algo 'worst-fit'");
   check_refused(plan("arena " + data_dir + "/small/diamond.json --schedule nope"), "--schedule");
   check_refused(plan("arena /nonexistent/x.csv"), "cannot open");
-}
-
-TEST_CASE("report: arena section beside max-live") {
-  const auto r = plan("report " + data_dir + "/resnet18_train_b32.json");
-  REQUIRE(r.status == 0);
-  CHECK(r.out.find("Arena offsets for program order") != std::string::npos);
-  CHECK(r.out.find("greedy-breadth") != std::string::npos);
-  CHECK(r.out.find("proved optimal") != std::string::npos);
 }
 
 TEST_CASE("arena: an in-place output lives in its input's storage, and with --no-alias only --in-place puts it there") {

@@ -79,11 +79,10 @@ TEST_CASE("remat: the planner's extra flops and the cost floor against the optim
   MESSAGE("cost floor where copies are needed (" << floors << "): " << floor_sum / static_cast<double>(std::max<std::size_t>(floors, 1))
                                                  << " of the optimum on average, equal to it " << floors_exact << " times, 0 "
                                                  << floors_zero << " times");
-  // Measured (2026-11-27): g++ 1 and 1, every plan optimal; clang++ 1.021 and 2.93
-  // (its graphs differ: the generator's argument evaluation order). Issue 35
-  // asks 1.02 and 1.25; before the three moves and idle weights, 1.036 and 4 (g++).
-  CHECK(mean < 1.05);
-  CHECK(worst <= 3);
+  // Measured (2026-11-27, later; g++ and clang++ draw the same graphs): 1.0006
+  // and 1.105, issue 35's targets. Before the moves and idle weights, 1.036 and 4.
+  CHECK(mean <= 1.02);
+  CHECK(worst <= 1.25);
   CHECK(floor_sum > 0.3 * static_cast<double>(floors));  // a bound that says something: half the optimum, measured
   CHECK(floors_zero * 10 < floors);
   CHECK(compared > 150);

@@ -164,12 +164,14 @@ TEST_CASE("remat: where no plan fits, rematerialize_best tries rebuilds deeper t
   CHECK(memopt::liveness(h, steps).peak_bytes == r.planned_peak);
 }
 
-TEST_CASE("remat: rematerialize_best's local search keeps what the greedy rule drops when a smaller drop suffices") {
+TEST_CASE("remat: rematerialize_best keeps what the greedy rule drops when a smaller drop suffices") {
   // Program order peaks at 19 bytes twice: at `loss` (x f1 f2 f3 f4 f5 loss)
   // and at b4 (x f1 f2 f3 b5 b4). Dropping f2 (6 bytes, 3 flops) frees the
   // most per flop, and the greedy rule takes it: 3 flops to rebuild it for
   // b3. Dropping f1 (1 byte, 1 flop) from f2 to b2 is enough for 18 bytes:
-  // 1 flop, the optimum (tests/support/fewest_extra_flops.hpp).
+  // 1 flop, the optimum (tests/support/fewest_extra_flops.hpp). The rule
+  // counting only the byte lacking takes f1; the local search from the rule
+  // at weight 1 (keeping f2) finds it too.
   const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "greedy", "nodes": [
     {"name": "x", "op": "input", "outputs": [4]},
     {"name": "f1", "op": "layer", "outputs": [1], "flops": 1, "inputs": ["x:0"]},
@@ -196,8 +198,11 @@ TEST_CASE("remat: rematerialize_best's local search keeps what the greedy rule d
   CHECK(r.plan.nodes[0].name == "Recomputed/f1");
   CHECK(r.extra_flops == 1);
   CHECK(r.planned_peak == 18);
-  CHECK(r.method == "eviction, local search (1 move)");
+  CHECK(r.method == "eviction, idle weight 0, only bytes lacking");
   CHECK(rw::check_plan(facts, r.plan).empty());
+  remat::remat_options keeping = options;  // the local search's move
+  keeping.may_recompute = [](std::size_t v) { return v != 2; };
+  CHECK(remat::rematerialize(facts, order, keeping).extra_flops == 1);
   const auto h = rw::apply(facts, r.plan);
   std::vector<std::size_t> steps;
   for (const auto& ref : r.order) steps.push_back(ref.added ? facts.size() + ref.index : ref.index);
@@ -309,6 +314,113 @@ TEST_CASE("remat: a vertex kept from drops until a later step is rebuilt once, n
   CHECK(r.method == "eviction, idle weight 0.5");
   CHECK(r.idle_weight == 0.5);
   check_runs(facts, r, 18);
+}
+
+TEST_CASE("remat: an input the step has not yet taken may go while another is rebuilt") {
+  // Budget 28. At the loss (39 bytes) f2 and f3 go (1 and 2 flops). At b4,
+  // f3 is rebuilt from f2, rebuilt from f1 and x (27 bytes with b5 and b6):
+  // f3 would pass the budget unless f1, which b4 reads too, goes meanwhile;
+  // it is rebuilt from x (10) once f2 has gone, and f2 again for b3 (1):
+  // 14 flops, the optimum. Were b4's inputs out of reach, the rule would
+  // drop b6 and rebuild it through f4, f5, f6 and the loss: 41.
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "input", "nodes": [
+    {"name": "x", "op": "input", "outputs": [7]},
+    {"name": "f1", "op": "layer", "outputs": [6], "flops": 10, "inputs": ["x:0"]},
+    {"name": "f2", "op": "layer", "outputs": [6], "flops": 1, "inputs": ["f1:0", "x:0"]},
+    {"name": "f3", "op": "layer", "outputs": [6], "flops": 2, "inputs": ["f2:0", "x:0"]},
+    {"name": "f4", "op": "layer", "outputs": [4], "flops": 20, "inputs": ["f3:0", "f1:0"]},
+    {"name": "f5", "op": "layer", "outputs": [4], "flops": 20, "inputs": ["f4:0"]},
+    {"name": "f6", "op": "layer", "outputs": [5], "flops": 19, "inputs": ["f5:0", "f1:0"]},
+    {"name": "loss", "op": "loss", "outputs": [1], "inputs": ["f6:0"]},
+    {"name": "b6", "op": "grad", "outputs": [2], "inputs": ["f5:0", "f1:0", "loss:0"]},
+    {"name": "b5", "op": "grad", "outputs": [6], "inputs": ["f4:0", "b6:0"]},
+    {"name": "b4", "op": "grad", "outputs": [1], "inputs": ["f3:0", "f1:0", "b5:0"]},
+    {"name": "b3", "op": "grad", "outputs": [5], "inputs": ["f2:0", "x:0", "b4:0"]},
+    {"name": "b2", "op": "grad", "outputs": [1], "inputs": ["f1:0", "x:0", "b3:0"]},
+    {"name": "b1", "op": "grad", "outputs": [4], "inputs": ["x:0", "b2:0", "b4:0", "b6:0"]}], "outputs": ["b1:0"]})");
+  const auto facts = rw::read_facts(g);
+  const auto order = program(facts.size());
+  const auto r = remat::rematerialize(facts, order, {.budget = 28});
+  CHECK(r.extra_flops == 14);
+  CHECK(r.planned_peak == 28);
+  CHECK(steps_of(facts, r) == std::vector<std::string>{"x", "f1", "f2", "f3", "f4", "f5", "f6", "loss", "b6", "b5",
+                                                       "Recomputed/f2", "Recomputed/f3", "Recomputed/f1", "b4",
+                                                       "Recomputed_1/f2", "b3", "b2", "b1"});
+  check_runs(facts, r, 28);
+}
+
+TEST_CASE("remat: a rule that counts only the bytes a step lacks drops less") {
+  // Budget 36; b6 needs 37 bytes: one is lacking. By flops per byte f1
+  // goes ((6 + 1) / 3 against f3's (3 + 1) / 1), and so at idle weight 1
+  // (read last, at b2): 6 flops. Counting the one byte lacking, f3 costs 4
+  // against f1's 7: f3 goes and is rebuilt from f2 for b4, 3 flops, the optimum.
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "lacking", "nodes": [
+    {"name": "x", "op": "input", "outputs": [6]},
+    {"name": "f1", "op": "layer", "outputs": [3], "flops": 6, "inputs": ["x:0"]},
+    {"name": "f2", "op": "layer", "outputs": [5], "flops": 17, "inputs": ["f1:0"]},
+    {"name": "f3", "op": "layer", "outputs": [1], "flops": 3, "inputs": ["f2:0"]},
+    {"name": "f4", "op": "layer", "outputs": [6], "flops": 4, "inputs": ["f3:0", "x:0"]},
+    {"name": "f5", "op": "layer", "outputs": [7], "flops": 4, "inputs": ["f4:0"]},
+    {"name": "f6", "op": "layer", "outputs": [6], "flops": 8, "inputs": ["f5:0", "f4:0"]},
+    {"name": "loss", "op": "loss", "outputs": [1], "inputs": ["f6:0"]},
+    {"name": "b6", "op": "grad", "outputs": [8], "inputs": ["f5:0", "f4:0", "loss:0"]},
+    {"name": "b5", "op": "grad", "outputs": [6], "inputs": ["f4:0", "b6:0"]},
+    {"name": "b4", "op": "grad", "outputs": [6], "inputs": ["f3:0", "x:0", "b5:0", "b6:0"]},
+    {"name": "b3", "op": "grad", "outputs": [4], "inputs": ["f2:0", "b4:0"]},
+    {"name": "b2", "op": "grad", "outputs": [3], "inputs": ["f1:0", "b3:0"]},
+    {"name": "b1", "op": "grad", "outputs": [4], "inputs": ["x:0", "b2:0"]}], "outputs": ["b1:0"]})");
+  const auto facts = rw::read_facts(g);
+  const auto order = program(facts.size());
+  const auto by_idleness = remat::rematerialize(facts, order, {.budget = 36});
+  CHECK(by_idleness.extra_flops == 6);
+  CHECK(steps_of(facts, by_idleness)[12] == "Recomputed/f1");
+  CHECK(remat::rematerialize(facts, order, {.budget = 36, .idle_weight = 0}).extra_flops == 6);
+  const auto r = remat::rematerialize(facts, order, {.budget = 36, .idle_weight = 0, .only_bytes_lacking = true});
+  CHECK(r.extra_flops == 3);
+  CHECK(r.planned_peak == 36);
+  CHECK(steps_of(facts, r) == std::vector<std::string>{"x", "f1", "f2", "f3", "f4", "f5", "f6", "loss", "b6", "b5",
+                                                       "Recomputed/f3", "b4", "b3", "b2", "b1"});
+  check_runs(facts, r, 36);
+  CHECK(r.method == "eviction, idle weight 0, only bytes lacking");
+  CHECK(remat::rematerialize_best(facts, {order}, {.budget = 36}).method == r.method);
+}
+
+TEST_CASE("remat: what a dropped gradient is rebuilt from is retained, and the local search finds it in one move") {
+  // Budget 26. At b2 (x f1 b3 b2 and b5, which b1 reads: 28 bytes) b5 must
+  // go, but what it is made from (f4, the loss) went after its last read:
+  // the best greedy plan costs 26 flops. Retaining f4 and the loss (a byte
+  // each) makes b5's rebuild free: f1 twice and f2 once, 12 flops, the
+  // optimum. Retaining either alone costs 26 or more, so the move retains
+  // all that b5 reads at once.
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "retain inputs", "nodes": [
+    {"name": "x", "op": "input", "outputs": [3]},
+    {"name": "f1", "op": "layer", "outputs": [8], "flops": 4, "inputs": ["x:0"]},
+    {"name": "f2", "op": "layer", "outputs": [5], "flops": 4, "inputs": ["f1:0", "x:0"]},
+    {"name": "f3", "op": "layer", "outputs": [5], "flops": 19, "inputs": ["f2:0"]},
+    {"name": "f4", "op": "layer", "outputs": [1], "flops": 19, "inputs": ["f3:0"]},
+    {"name": "f5", "op": "layer", "outputs": [2], "flops": 18, "inputs": ["f4:0", "f1:0"]},
+    {"name": "loss", "op": "loss", "outputs": [1], "inputs": ["f5:0"]},
+    {"name": "b5", "op": "grad", "outputs": [5], "inputs": ["f4:0", "f1:0", "loss:0"]},
+    {"name": "b4", "op": "grad", "outputs": [4], "inputs": ["f3:0", "b5:0"]},
+    {"name": "b3", "op": "grad", "outputs": [6], "inputs": ["f2:0", "b4:0"]},
+    {"name": "b2", "op": "grad", "outputs": [6], "inputs": ["f1:0", "x:0", "b3:0"]},
+    {"name": "b1", "op": "grad", "outputs": [7], "inputs": ["x:0", "b2:0", "b5:0"]}], "outputs": ["b1:0"]})");
+  const auto facts = rw::read_facts(g);
+  const auto order = program(facts.size());
+  const auto greedy = remat::rematerialize_best(facts, {order}, {.budget = 26, .local_search_trials = 0});
+  CHECK(greedy.extra_flops == 26);
+  remat::remat_options retaining{.budget = 26};
+  retaining.retain = [](std::size_t v) { return v == 4 || v == 6; };  // f4, loss
+  const auto retained = remat::rematerialize(facts, order, retaining);
+  CHECK(retained.extra_flops == 12);
+  CHECK(steps_of(facts, retained) == std::vector<std::string>{"x", "f1", "f2", "f3", "f4", "f5", "loss", "b5", "b4",
+                                                               "Recomputed/f1", "Recomputed/f2", "b3", "Recomputed_1/f1",
+                                                               "b2", "Recomputed/b5", "b1"});
+  check_runs(facts, retained, 26);
+  const auto r = remat::rematerialize_best(facts, {order}, {.budget = 26});
+  CHECK(r.extra_flops == 12);
+  CHECK(r.method == "eviction, local search (1 move)");
+  check_runs(facts, r, 26);
 }
 
 TEST_CASE("remat: random draws and graph outputs made before a step stay live across it") {

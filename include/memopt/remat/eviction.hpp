@@ -52,7 +52,9 @@ std::optional<double> remat_run<Naming>::eviction_score(std::size_t s, const std
     cost += *rebuild;
     next = std::min(next, next_use(t));
   }
-  if (next == never || next <= step_) return std::nullopt;
+  // A tensor this very step reads but has not yet taken may go too: it is
+  // rebuilt when the step takes it (it then counts as one step idle).
+  if (next == never || next < step_) return std::nullopt;
   if (options_.max_rebuild_ratio < std::numeric_limits<double>::infinity()) {
     std::uint64_t remade = 0;
     for (const std::size_t u : gone) {
@@ -60,7 +62,7 @@ std::optional<double> remat_run<Naming>::eviction_score(std::size_t s, const std
     }
     if (static_cast<double>(remade) > options_.max_rebuild_ratio * static_cast<double>(st.bytes)) return std::nullopt;
   }
-  const double steps = static_cast<double>(next - step_);
+  const double steps = static_cast<double>(std::max<std::size_t>(next - step_, 1));
   const double idle = options_.idle_weight == 1 ? steps : std::pow(steps, options_.idle_weight);
   // A tensor dropped and rebuilt before is likely to be again: it weighs more each time.
   double rebuilt = 1;
@@ -98,37 +100,61 @@ template <rewrite_naming Naming>
 void remat_run<Naming>::evict_for(std::uint64_t needed, const std::vector<std::size_t>& locked) {
   const std::size_t max_copies = options_.max_copies > 0 ? options_.max_copies : 4 * f_.size();
   while (resident_bytes_ + needed > options_.budget && result_.plan.nodes.size() < max_copies) {
-    // The candidates by score as last measured, lowest first: measured
-    // again when taken, and kept when still no worse than the next.
-    std::optional<std::size_t> best;
     if (candidates_.empty() && rescanned_ != step_) {
       // A storage can become a candidate unmeasured (what its rebuild
       // reads came back): once a step, when none is left, all are measured.
       rescanned_ = step_;
       for (const std::size_t s : resident_) measure(s);
     }
-    while (!best && !candidates_.empty()) {
-      const candidate top = candidates_.top();
-      candidates_.pop();
-      if (top.version != version_[top.storage] || !storages_[top.storage].resident) continue;
-      const auto score = eviction_score(top.storage, locked);
-      if (!score) continue;  // back when it is next measured
-      if (!candidates_.empty() && candidate{*score, top.storage, 0} > candidates_.top()) {
-        candidates_.push({*score, top.storage, top.version});
+    // The candidates by score as last measured, lowest first: measured
+    // again when taken, and kept when still no worse than the next.
+    const auto take_best = [&]() -> std::optional<candidate> {
+      while (!candidates_.empty()) {
+        const candidate top = candidates_.top();
+        candidates_.pop();
+        if (top.version != version_[top.storage] || !storages_[top.storage].resident) continue;
+        const auto score = eviction_score(top.storage, locked);
+        if (!score) continue;  // back when it is next measured
+        if (!candidates_.empty() && candidate{*score, top.storage, 0} > candidates_.top()) {
+          candidates_.push({*score, top.storage, top.version});
+        } else {
+          return candidate{*score, top.storage, top.version};
+        }
+      }
+      return std::nullopt;
+    };
+    // remat_options::only_bytes_lacking: bytes beyond what the step still
+    // lacks free nothing it needs.
+    const double lacking = static_cast<double>(resident_bytes_ + needed - options_.budget);
+    const auto per_byte_that_counts = [&](const candidate& c) {
+      const double bytes = static_cast<double>(storages_[c.storage].bytes);
+      return c.score * bytes / std::min(bytes, lacking);
+    };
+    std::vector<candidate> runners_up;
+    auto chosen = take_best();
+    while (options_.only_bytes_lacking && chosen && static_cast<double>(storages_[chosen->storage].bytes) > lacking &&
+           runners_up.size() < 8) {
+      const auto next = take_best();
+      if (!next) break;
+      if (per_byte_that_counts(*next) < per_byte_that_counts(*chosen)) {
+        runners_up.push_back(*chosen);
+        chosen = next;
       } else {
-        best = top.storage;
+        runners_up.push_back(*next);
       }
     }
-    if (!best) return;  // nothing more can go: the budget is out of reach at this step
+    for (const candidate& c : runners_up) candidates_.push(c);
+    if (!chosen) return;  // nothing more can go: the budget is out of reach at this step
+    const std::size_t best = chosen->storage;
     // Their rebuilds read again what is held now, through inputs gone too:
     // it stays until then (a rebuild comes no later than the use planned).
     std::vector<std::size_t> frontier_storages;
-    for (const operand& t : storages_[*best].tensors) {
-      const std::size_t when = holder_[t.vertex][t.port] == *best ? next_use(t) : never;
+    for (const operand& t : storages_[best].tensors) {
+      const std::size_t when = holder_[t.vertex][t.port] == best ? next_use(t) : never;
       if (when == never) continue;
       std::vector<std::size_t> seen;
       std::vector<operand> frontier;
-      (void)rebuild_cost(t.vertex, *best, seen, &frontier);
+      (void)rebuild_cost(t.vertex, best, seen, &frontier);
       for (const operand& o : frontier) {
         later_[o.vertex][o.port].insert({when, {t.vertex, t.port}});
         planned_reads_[{t.vertex, t.port}].push_back({o, when});
@@ -136,7 +162,7 @@ void remat_run<Naming>::evict_for(std::uint64_t needed, const std::vector<std::s
         frontier_storages.push_back(holder_[o.vertex][o.port]);
       }
     }
-    drop(*best);
+    drop(best);
     for (const std::size_t s : frontier_storages) measure(s);  // a use planned: it may go until then
   }
 }

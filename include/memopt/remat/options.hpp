@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,10 @@ struct remat_options {
   /// weighted by cost, as in DTR; 0 counts flops per byte alone. Which is
   /// best depends on the graph: rematerialize_best tries 1, 0.5 and 0.
   double idle_weight = 1;
+  /// When the best drop frees more than the step still lacks, the next few
+  /// are weighed too, counting only the bytes lacking: a smaller drop that
+  /// frees enough may cost less. rematerialize_best tries it at idle weight 0.
+  bool only_bytes_lacking = false;
   /// rematerialize_best's local search: at most this many trials (each the
   /// eviction runs again), fewer on large graphs; 0: none.
   std::size_t local_search_trials = 48;
@@ -91,17 +96,41 @@ struct remat_result {
   std::vector<std::uint64_t> planned_bytes;  ///< by step of `order`: the bytes the planner counted live
   double extra_flops = 0;
   double idle_weight = 1;  ///< the eviction runs': remat_options::idle_weight
+  bool only_bytes_lacking = false;  ///< the eviction runs': remat_options::only_bytes_lacking
   /// Who made it: "eviction" (rematerialize), "chain" (solve_chain),
   /// "blocks" (solve_blocks) or "runs" (plan_of_runs on a caller's runs),
-  /// then ", idle weight W" for an eviction plan whose idle_weight is not 1,
+  /// then ", idle weight W" for an eviction plan whose idle_weight is not 1
+  /// and ", only bytes lacking" for one that counted only those (rule_name),
   /// then ", local search (N moves)" when rematerialize_best's local search
-  /// changed the plan N times (a vertex kept from being recomputed, retained
-  /// or kept longer), then ", pruned" when copies it could do without were
-  /// dropped.
+  /// changed the plan N times (a vertex kept from being recomputed, retained,
+  /// its inputs retained, or kept longer), then ", pruned" when copies it
+  /// could do without were dropped.
   std::string method;
 };
 
 namespace detail {
+
+/// An eviction rule: remat_options::idle_weight and only_bytes_lacking.
+struct eviction_rule {
+  double idle_weight = 1;
+  bool only_bytes_lacking = false;
+  friend bool operator==(const eviction_rule&, const eviction_rule&) = default;
+};
+
+/// The rule of a remat_options or a remat_result.
+template <class OptionsOrResult>
+eviction_rule rule_of(const OptionsOrResult& x) {
+  return {x.idle_weight, x.only_bytes_lacking};
+}
+
+/// The eviction rule's part of remat_result::method: ", idle weight W"
+/// unless W is 1, then ", only bytes lacking" when set.
+inline std::string rule_name(const remat_options& o) {
+  std::ostringstream rule;
+  if (o.idle_weight != 1) rule << ", idle weight " << o.idle_weight;
+  if (o.only_bytes_lacking) rule << ", only bytes lacking";
+  return rule.str();
+}
 
 /// By vertex: whether a copy of it computes the same values. Throws
 /// bad_plan_error for a fed vertex that does not exist.

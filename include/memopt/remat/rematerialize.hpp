@@ -120,11 +120,12 @@ namespace detail {
 
 /// The eviction planner's runs for one target: over every order at each
 /// rebuild bound of `ratios`; then, where the best plan so far costs more
-/// than 1 % of the graph's flops or misses the budget, at idle weights 0.5
-/// and 0 too, and at the rebuild bounds of `more_ratios` (2, 8, 1.5 and 3
-/// times the bytes freed), each while those runs stay within about 500,000
-/// vertices and edges; then, where nothing fits yet, with rebuilds walking
-/// four times as deep.
+/// than 1 % of the graph's flops or misses the budget, by the rules at idle
+/// weights 0.5 and 0 and at 0 counting only the bytes lacking too, and at
+/// the rebuild bounds of `more_ratios` (2, 8, 1.5 and 3 times the bytes
+/// freed), each while those runs stay within about 500,000 vertices and
+/// edges; then, where nothing fits yet, with rebuilds walking four times as
+/// deep.
 class eviction_runs {
  public:
   eviction_runs(const graph_facts& f, std::size_t orders, const remat_options& options) {
@@ -136,10 +137,10 @@ class eviction_runs {
     for (const auto& operands : f.operands) edges += operands.size();
     run_work_ = orders * (f.size() + edges);
     std::size_t work = 0;
-    for (const double weight : {0.5, 0.0}) {
-      if (weight == options.idle_weight) continue;
+    for (const eviction_rule r : {eviction_rule{0.5, false}, eviction_rule{0, false}, eviction_rule{0, true}}) {
+      if (r == rule_of(options)) continue;
       if ((work += run_work_ * ratios_.size()) > extra_work) break;
-      more_weights_.push_back(weight);
+      more_rules_.push_back(r);
     }
     work = 0;
     for (const double more : {2.0, 8.0, 1.5, 3.0}) {
@@ -154,12 +155,12 @@ class eviction_runs {
   /// The vertices and edges one round of runs over every order visits.
   [[nodiscard]] std::size_t run_work() const { return run_work_; }
 
-  /// Runs the planner with `o` (o.budget the target; with idle weights
-  /// other than o's unless `one_weight`) and hands each plan to
-  /// offer(plan); best() is the best plan so far for `budget`.
+  /// Runs the planner with `o` (o.budget the target; by rules other than
+  /// o's too unless `one_rule`) and hands each plan to offer(plan); best()
+  /// is the best plan so far for `budget`.
   template <class Naming, class Offer, class Best>
   void run(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders, remat_options o,
-           const Naming& naming, std::uint64_t budget, Offer&& offer, Best&& best, bool one_weight = false) const {
+           const Naming& naming, std::uint64_t budget, Offer&& offer, Best&& best, bool one_rule = false) const {
     const auto costly = [&] {
       const remat_result& b = best();
       return b.planned_peak > budget || b.extra_flops > total_flops_ / 100;
@@ -168,20 +169,22 @@ class eviction_runs {
       for (const auto& order : orders) offer(rematerialize(f, order, o, naming));
     };
     const double max_ratio = o.max_rebuild_ratio;
-    const double weight = o.idle_weight;
+    const eviction_rule own = rule_of(o);
     for (const double ratio : ratios_) {
       o.max_rebuild_ratio = ratio;
       over_orders();
     }
-    if (costly() && !one_weight) {
-      for (const double other : more_weights_) {
-        o.idle_weight = other;
+    if (costly() && !one_rule) {
+      for (const eviction_rule& other : more_rules_) {
+        o.idle_weight = other.idle_weight;
+        o.only_bytes_lacking = other.only_bytes_lacking;
         for (const double ratio : ratios_) {
           o.max_rebuild_ratio = ratio;
           over_orders();
         }
       }
-      o.idle_weight = weight;
+      o.idle_weight = own.idle_weight;
+      o.only_bytes_lacking = own.only_bytes_lacking;
     }
     if (costly()) {
       for (const double ratio : more_ratios_) {
@@ -199,8 +202,8 @@ class eviction_runs {
 
  private:
   std::vector<double> ratios_;
-  std::vector<double> more_weights_;  // for plans that cost much or do not fit, within a work limit
-  std::vector<double> more_ratios_;   // the same
+  std::vector<eviction_rule> more_rules_;  // for plans that cost much or do not fit, within a work limit
+  std::vector<double> more_ratios_;        // the same
   std::size_t run_work_ = 0;
   bool deeper_walks_ = false;
   double total_flops_ = 0;
@@ -210,10 +213,10 @@ class eviction_runs {
 /// most `trials_left` trials: while a trial beats the plan, makes one more
 /// move (of a round's trials, the best) on one of the vertices the plan
 /// recomputes, most flops recomputed first: keep it from being recomputed,
-/// retain it for its consumers' rebuilds, or keep it from drops until the
-/// plan first rebuilt it. A trial is the eviction runs at the plan's idle
-/// weight with the moves made so far and its own, its best plan pruned
-/// within a small work limit. Returns the plans it moved to, first to last.
+/// retain it for its consumers' rebuilds, retain what it reads for its own,
+/// or keep it from drops until the plan first rebuilt it. A trial is the
+/// eviction runs by the plan's rule with the moves made so far and its own,
+/// its best plan pruned within a small work limit. Returns the plans it moved to, first to last.
 template <rewrite_naming Naming>
 [[nodiscard]] std::vector<remat_result> local_search(const graph_facts& f,
                                                      const std::vector<std::vector<std::size_t>>& orders,
@@ -229,13 +232,13 @@ template <rewrite_naming Naming>
   const remat_result start_pruned = pruned(start);
   std::vector<remat_result> moves;
   // A move keeps a vertex from being recomputed (kept), keeps its outputs
-  // resident for the rebuilds of its consumers (retained), or keeps them
-  // from being dropped before the plan first rebuilt them (deferred: the
-  // original vertex that copy ran for).
+  // resident for the rebuilds of its consumers (retained) or those of its
+  // producers for its own, or keeps them from being dropped before the plan
+  // first rebuilt them (deferred: the original vertex that copy ran for).
   std::vector<bool> kept(f.size(), false), retained(f.size(), false);
   std::vector<std::size_t> deferred(f.size(), no_vertex);
   const remat_result* current = &start_pruned;
-  enum class move_kind { keep, retain, defer };
+  enum class move_kind { keep, retain, retain_inputs, defer };
   while (trials_left > 0) {
     std::vector<double> recomputed_flops(f.size(), -1);  // -1: not recomputed
     std::vector<std::size_t> first_rebuilt_for(f.size(), no_vertex);
@@ -265,18 +268,26 @@ template <rewrite_naming Naming>
       switch (kind) {
         case move_kind::keep: kept[v] = true; break;
         case move_kind::retain: retained[v] = true; break;
+        case move_kind::retain_inputs:
+          for (const operand& o : f.operands[v]) retained[o.vertex] = true;
+          break;
         case move_kind::defer: deferred[v] = first_rebuilt_for[v]; break;
       }
     };
-    for (const move_kind kind : {move_kind::keep, move_kind::retain, move_kind::defer}) {
+    const auto inputs_retained = [&](std::size_t v) {
+      return std::ranges::all_of(f.operands[v], [&](const operand& o) { return retained[o.vertex]; });
+    };
+    for (const move_kind kind : {move_kind::keep, move_kind::retain, move_kind::retain_inputs, move_kind::defer}) {
       for (const std::size_t v : recomputed) {
         if (trials_left == 0 || (kind == move_kind::retain && retained[v]) ||
+            (kind == move_kind::retain_inputs && inputs_retained(v)) ||
             (kind == move_kind::defer && (first_rebuilt_for[v] == no_vertex || deferred[v] == first_rebuilt_for[v]))) {
           continue;
         }
         --trials_left;
-        const bool was_kept = kept[v], was_retained = retained[v];
-        const std::size_t was_deferred = deferred[v];
+        const auto was_kept = kept;
+        const auto was_retained = retained;
+        const auto was_deferred = deferred;
         apply(kind, v);
         remat_options o = options;
         o.may_recompute = [&kept, &options](std::size_t u) {
@@ -285,6 +296,7 @@ template <rewrite_naming Naming>
         o.retain = [&retained, &options](std::size_t u) { return retained[u] || (options.retain && options.retain(u)); };
         o.kept_until = [&deferred](std::size_t u) { return deferred[u]; };
         o.idle_weight = current->idle_weight;  // trials refine the plan's own rule
+        o.only_bytes_lacking = current->only_bytes_lacking;
         std::optional<remat_result> trial;
         const auto offer = [&](remat_result r) {
           if (!trial || better(r, *trial, options.budget)) trial = std::move(r);
@@ -294,9 +306,9 @@ template <rewrite_naming Naming>
         } catch (const bad_plan_error&) {  // a tensor the trial's runs cannot do without: no trial
           trial.reset();
         }
-        kept[v] = was_kept;
-        retained[v] = was_retained;
-        deferred[v] = was_deferred;
+        kept = was_kept;
+        retained = was_retained;
+        deferred = was_deferred;
         if (!trial) continue;
         const std::size_t made = moves.size() + 1;
         trial->method += ", local search (" + std::to_string(made) + (made == 1 ? " move)" : " moves)");
@@ -324,9 +336,9 @@ template <rewrite_naming Naming>
   // The best plans, best first: pruning can rank them another way.
   constexpr std::size_t leaders_kept = 4;
   std::vector<remat_result> leaders;
-  std::vector<remat_result> starts;  // the local search's: the best plan of each idle weight
+  std::vector<remat_result> starts;  // the local search's: the best plan of each rule
   const auto offer = [&](remat_result r, std::uint64_t budget) {
-    const auto start = std::ranges::find_if(starts, [&](const remat_result& s) { return s.idle_weight == r.idle_weight; });
+    const auto start = std::ranges::find_if(starts, [&](const remat_result& s) { return rule_of(s) == rule_of(r); });
     if (start == starts.end()) {
       starts.push_back(r);
     } else if (better(r, *start, budget)) {
@@ -374,7 +386,7 @@ template <rewrite_naming Naming>
     return std::move(*cheapest);
   };
   if (leaders.front().planned_peak <= options.budget) {
-    // The local search from the best plan of each idle weight that fits,
+    // The local search from the best plan of each rule that fits,
     // best first. Its plans join the leaders (none drops out), so the pruned
     // result is never worse than without it.
     std::erase_if(starts, [&](const remat_result& r) { return r.planned_peak > options.budget; });
@@ -403,15 +415,15 @@ template <rewrite_naming Naming>
 
 /// The best of the plans over several orders and rebuild bounds (at most four
 /// times the bytes a drop frees, then the caller's bound; then, when the plan
-/// costs more than 1 % of the graph's flops or does not fit, at idle weights
-/// 0.5 and 0 too, and 2, 8, 1.5 and 3 times, while those runs stay within
-/// about 500,000 vertices and edges: on tight budgets the planner's result
-/// moves erratically with the bound and the weight), then, where no plan
-/// fits, rebuilds walking four times as deep (within the same work limit);
-/// of the exact schedule when the graph is a chain (chain.hpp) and of the
-/// block programme's when it is a chain of blocks (block_chain.hpp): one that
-/// fits the budget before one that does not; of those that fit, the fewest
-/// extra flops; of the others, the lowest peak, then the fewest flops.
+/// costs more than 1 % of the graph's flops or does not fit, by the other
+/// eviction rules (eviction_runs) and at 2, 8, 1.5 and 3 times, within about
+/// 500,000 vertices and edges: on tight budgets the planner's result moves
+/// erratically with the bound and the rule), then, where no plan fits,
+/// rebuilds walking four times as deep (within the same work limit); of the
+/// exact schedule when the graph is a chain (chain.hpp) and of the block
+/// programme's when it is a chain of blocks (block_chain.hpp): one that fits
+/// the budget before one that does not; of those that fit, the fewest extra
+/// flops; of the others, the lowest peak, then the fewest flops.
 /// When none fits, the planner also aims lower (a run that misses its target
 /// can land above a run aiming lower) and then runs again aiming at the
 /// lowest peak reached, so that steps which could not fit anyway no longer
@@ -419,15 +431,14 @@ template <rewrite_naming Naming>
 /// the four best plans lose the copies they can do without (runs.hpp), which
 /// can rank them another way, and the cheapest is kept.
 /// When the plan fits, a local search (local_search above) runs before the
-/// pruning from the best plan of each idle weight that fits, each within
+/// pruning from the best plan of each rule that fits, each within
 /// options.local_search_trials trials (fewer on large graphs: the trials
 /// times the vertices and edges of the graph times the orders stay within
 /// 200,000, so RandWire's 3,446 vertices get eleven over two orders and 10^5
 /// vertices none). The plans it moves to join the four, so the result is
-/// never worse for it. The eviction rule is greedy and online: kept from
-/// dropping what it chose, made to keep what a later rebuild reads, or kept
-/// from dropping a tensor it must rebuild before its next drop, it often
-/// finds a cheaper plan.
+/// never worse for it: the greedy online rule, kept from a drop, made to
+/// keep what a later rebuild reads, or kept from dropping a tensor it must
+/// rebuild before its next drop, often finds a cheaper plan.
 template <rewrite_naming Naming = seed_naming>
 [[nodiscard]] remat_result rematerialize_best(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
                                               const remat_options& options, const Naming& naming = {}) {

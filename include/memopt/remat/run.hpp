@@ -22,7 +22,6 @@
 #include <optional>
 #include <queue>
 #include <set>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -148,13 +147,9 @@ class remat_run {
         }
       }
     }
-    result_.method = "eviction";
+    result_.method = "eviction" + rule_name(options_);
     result_.idle_weight = options_.idle_weight;
-    if (options_.idle_weight != 1) {
-      std::ostringstream weight;
-      weight << ", idle weight " << options_.idle_weight;
-      result_.method += weight.str();
-    }
+    result_.only_bytes_lacking = options_.only_bytes_lacking;
     return std::move(result_);
   }
 
