@@ -461,7 +461,9 @@ TEST_CASE("rewrite: the transformer at half its best peak costs at least 12.8 % 
   CHECK(tight["floor"]["bytes"] < 969346052 / 100 * 34);
   CHECK(tight["cost_floor"]["extra_flops"].is_null());
   CHECK(tight["out_of_reach"].get<std::string>().find("no plan fits: at step 'gradients/mul_17'") == 0);
-  const auto replayed = nlohmann::json::parse(plan("rewrite " + graph + " --replay-random --budget " + std::to_string(budget)).out);
+  // The floor holds for every plan: without the local search this run stays quick under ASan.
+  const auto replayed = nlohmann::json::parse(
+      plan("rewrite " + graph + " --replay-random --local-search 0 --budget " + std::to_string(budget)).out);
   CHECK(replayed["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(0.2565).epsilon(1e-3));
   CHECK(replayed["extra_flops"] >= replayed["cost_floor"]["extra_flops"]);
 }
