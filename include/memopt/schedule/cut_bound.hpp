@@ -5,8 +5,12 @@
 // never below memory_every_order_sees (exact_bounds.hpp), which weighs each
 // vertex unordered with u apart. Where u may reuse an input in place it
 // counts the saving as if u read that input last. sharpen_by_cuts raises a
-// search's bounds to it where that is affordable. docs/design.md, "The
-// exact scheduler", has the closure problem behind it.
+// search's bounds to it where that is affordable.
+// memory_at_least_over_key_orders: a bound on the segment's peak over the
+// orders of a few unordered vertices (the keys), each key's step cut with
+// the keys before it run and those after it not; raise_by_key_orders grows
+// the keys while a budget lasts. docs/design.md, "The exact scheduler", has
+// the closure problem behind both.
 
 #include <memopt/detail/budget.hpp>
 #include <memopt/schedule/segments.hpp>
@@ -17,6 +21,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <numeric>
+#include <optional>
 #include <vector>
 
 namespace memopt::detail {
@@ -37,12 +44,96 @@ inline std::uint64_t cut_work(const segment& seg) {
   return arcs * seg.size();
 }
 
-/// For each vertex of `seg`, the bytes live during its step whatever ran
-/// before it. O(cut_work(seg)) for each vertex's max-flow, in practice.
-/// `go_on()` is asked before each vertex's cut: when it says no, the result
-/// is empty (a stop flag or a deadline).
-template <class GoOn = bool (*)()>
-std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& seg, GoOn go_on = [] { return true; }) {
+/// The closure problem behind the cut bounds, built once per segment: the
+/// least memory of a step u over the sets of vertices run before it that
+/// hold every vertex forced in and none forced out.
+class step_cut_network {
+ public:
+  static constexpr char free_side = 0, run_before = 1, not_yet = 2;
+
+  explicit step_cut_network(const segment& seg) : seg_(seg), k_(seg.size()), succs_(seg.size()) {
+    // Choosing the set S run before u pays each buffer's bytes when S makes it
+    // and leaves a reader out: with M_x "some vertex of S makes x" and Z_x
+    // "every reader of x is in S", x costs bytes * (M_x - Z_x), Z_x implies M_x
+    // and each reader, each maker implies M_x, and each vertex its predecessors.
+    // A least-weight closure is a minimum s-t cut (Picard, 1976); a node on the
+    // source side is in the closure. Nodes: the k vertices, then per buffer M_x
+    // and Z_x, then source and sink.
+    const std::size_t buffers = seg.bytes.size();
+    const auto made = [&](std::size_t x) { return k_ + 2 * x; };
+    const auto all_read = [&](std::size_t x) { return k_ + 2 * x + 1; };
+    source_ = k_ + 2 * buffers;
+    sink_ = source_ + 1;
+    g_ = flow_graph(sink_ + 1);
+    capacity_ = boost::get(boost::edge_capacity, g_);
+    // More than any cut that respects the implications (each buffer is cut
+    // at most twice: M_x -> sink and source -> Z_x).
+    for (const auto b : seg.bytes) forced_ += 2 * static_cast<std::int64_t>(b);
+    // "a in S implies b in S": cutting a -> b is never allowed.
+    const auto implies = [&](std::size_t a, std::size_t b) { capacity_[arc(a, b)] = forced_; };
+    for (std::size_t v = 0; v < k_; ++v) {
+      for (const auto p : seg.preds[v]) {
+        implies(v, p);
+        succs_[p].push_back(v);
+      }
+    }
+    std::vector<std::size_t> maker(buffers, k_);  // k: made before the segment
+    for (std::size_t v = 0; v < k_; ++v) {
+      for (const auto x : seg.produces[v]) maker[x] = v;
+    }
+    // made_at_[x]: forces M_x when the step is one of x's triggers (it materialises x).
+    made_at_.resize(buffers);
+    for (std::size_t x = 0; x < buffers; ++x) {
+      const auto bytes = static_cast<std::int64_t>(seg.bytes[x]);
+      if (!outlives_its_step(seg, x)) continue;
+      // M_x in S costs its bytes (M_x -> sink cut).
+      capacity_[arc(made(x), sink_)] = bytes;
+      if (!seg.triggers[x].empty()) {
+        for (const auto t : seg.triggers[x]) implies(t, made(x));
+        made_at_[x] = arc(source_, made(x));
+      } else if (maker[x] < k_) {
+        implies(maker[x], made(x));
+      } else {
+        implies(source_, made(x));
+      }
+      if (seg.keep[x]) continue;
+      // Z_x in S gains its bytes back: out of S it pays them (source -> Z_x cut).
+      capacity_[arc(source_, all_read(x))] = bytes;
+      constant_ -= bytes;
+      implies(all_read(x), made(x));
+      for (const auto r : seg.readers[x]) implies(all_read(x), r);
+    }
+    force_in_.resize(k_);
+    force_out_.resize(k_);
+    for (std::size_t v = 0; v < k_; ++v) {
+      force_in_[v] = arc(source_, v);
+      force_out_[v] = arc(v, sink_);
+    }
+  }
+
+  [[nodiscard]] const std::vector<std::vector<std::size_t>>& successors() const { return succs_; }
+
+  /// The least memory of u's step over the sets S run before it with
+  /// side[v] == run_before in S and side[v] == not_yet out (u among them);
+  /// none when no such set is closed under predecessors.
+  [[nodiscard]] std::optional<std::uint64_t> least_memory(std::size_t u, const std::vector<char>& side) {
+    for (std::size_t v = 0; v < k_; ++v) {
+      capacity_[force_in_[v]] = side[v] == run_before ? forced_ : 0;
+      capacity_[force_out_[v]] = side[v] == not_yet ? forced_ : 0;
+    }
+    for (const auto x : seg_.materialises[u]) {
+      if (outlives_its_step(seg_, x)) capacity_[made_at_[x]] = forced_;
+    }
+    const std::int64_t cut = boost::boykov_kolmogorov_max_flow(g_, source_, sink_);
+    for (const auto x : seg_.materialises[u]) {
+      if (outlives_its_step(seg_, x)) capacity_[made_at_[x]] = 0;
+    }
+    if (cut >= forced_) return std::nullopt;
+    const auto least_live = static_cast<std::uint64_t>(std::max<std::int64_t>(0, cut + constant_));
+    return seg_.base + seg_.least_step_bytes(u) + least_live;
+  }
+
+ private:
   using traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
   using edge = traits::edge_descriptor;
   using vertex_properties = boost::property<
@@ -54,114 +145,121 @@ std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& seg, GoOn
       boost::property<boost::edge_residual_capacity_t, std::int64_t, boost::property<boost::edge_reverse_t, edge>>>;
   using flow_graph =
       boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, vertex_properties, edge_properties>;
-  const std::size_t k = seg.size();
-  // Choosing the set S run before u pays each buffer's bytes when S makes it
-  // and leaves a reader out: with M_x "some vertex of S makes x" and Z_x
-  // "every reader of x is in S", x costs bytes * (M_x - Z_x), Z_x implies M_x
-  // and each reader, each maker implies M_x, and each vertex its predecessors.
-  // A least-weight closure is a minimum s-t cut (Picard, 1976); a node on the
-  // source side is in the closure. Nodes: the k vertices, then per buffer M_x
-  // and Z_x, then source and sink.
-  const std::size_t buffers = seg.bytes.size();
-  const auto made = [&](std::size_t x) { return k + 2 * x; };
-  const auto all_read = [&](std::size_t x) { return k + 2 * x + 1; };
-  const std::size_t source = k + 2 * buffers, sink = source + 1;
-  flow_graph g(sink + 1);
-  auto capacity = boost::get(boost::edge_capacity, g);
-  auto reverse = boost::get(boost::edge_reverse, g);
-  const auto arc = [&](std::size_t from, std::size_t to) {
-    const auto there = boost::add_edge(from, to, g).first;
-    const auto back = boost::add_edge(to, from, g).first;
-    capacity[there] = 0;
-    capacity[back] = 0;
+
+  edge arc(std::size_t from, std::size_t to) {
+    auto reverse = boost::get(boost::edge_reverse, g_);
+    const auto there = boost::add_edge(from, to, g_).first;
+    const auto back = boost::add_edge(to, from, g_).first;
+    capacity_[there] = 0;
+    capacity_[back] = 0;
     reverse[there] = back;
     reverse[back] = there;
     return there;
-  };
-  std::int64_t forced = 1;  // more than any cut that respects the implications
-  for (const auto b : seg.bytes) forced += static_cast<std::int64_t>(b);
-  // "a in S implies b in S": cutting a -> b is never allowed.
-  const auto implies = [&](std::size_t a, std::size_t b) { capacity[arc(a, b)] = forced; };
-  for (std::size_t v = 0; v < k; ++v) {
-    for (const auto p : seg.preds[v]) implies(v, p);
-  }
-  std::vector<std::size_t> maker(buffers, k);  // k: made before the segment
-  for (std::size_t v = 0; v < k; ++v) {
-    for (const auto x : seg.produces[v]) maker[x] = v;
-  }
-  std::int64_t constant = 0;  // bytes every set pays
-  // made_at[x]: forces M_x when the step is one of x's triggers (it materialises x).
-  std::vector<edge> made_at(buffers);
-  for (std::size_t x = 0; x < buffers; ++x) {
-    const auto bytes = static_cast<std::int64_t>(seg.bytes[x]);
-    if (!outlives_its_step(seg, x)) continue;
-    // M_x in S costs its bytes (M_x -> sink cut).
-    capacity[arc(made(x), sink)] = bytes;
-    if (!seg.triggers[x].empty()) {
-      for (const auto t : seg.triggers[x]) implies(t, made(x));
-      made_at[x] = arc(source, made(x));
-    } else if (maker[x] < k) {
-      implies(maker[x], made(x));
-    } else {
-      implies(source, made(x));
-    }
-    if (seg.keep[x]) continue;
-    // Z_x in S gains its bytes back: out of S it pays them (source -> Z_x cut).
-    capacity[arc(source, all_read(x))] = bytes;
-    constant -= bytes;
-    implies(all_read(x), made(x));
-    for (const auto r : seg.readers[x]) implies(all_read(x), r);
-  }
-  // Per vertex u: u's ancestors forced in, u and its descendants out.
-  std::vector<edge> force_in(k), force_out(k);
-  for (std::size_t v = 0; v < k; ++v) {
-    force_in[v] = arc(source, v);
-    force_out[v] = arc(v, sink);
   }
 
-  const auto& preds = seg.preds;
-  std::vector<std::vector<std::size_t>> succs(k);
-  for (std::size_t v = 0; v < k; ++v) {
-    for (const auto p : seg.preds[v]) succs[p].push_back(v);
+  const segment& seg_;
+  std::size_t k_;
+  std::vector<std::vector<std::size_t>> succs_;
+  flow_graph g_;
+  boost::property_map<flow_graph, boost::edge_capacity_t>::type capacity_;
+  std::size_t source_ = 0, sink_ = 0;
+  std::int64_t forced_ = 1;
+  std::int64_t constant_ = 0;  ///< bytes every set pays
+  std::vector<edge> made_at_, force_in_, force_out_;
+};
+
+/// Marks with `value` every vertex reachable from u through `next` (u itself not).
+inline void mark_reachable(std::vector<char>& side, std::size_t u, const std::vector<std::vector<std::size_t>>& next,
+                           char value) {
+  std::vector<std::size_t> stack(1, u);
+  while (!stack.empty()) {
+    const std::size_t v = stack.back();
+    stack.pop_back();
+    for (const auto w : next[v]) {
+      if (side[w] == value) continue;
+      side[w] = value;
+      stack.push_back(w);
+    }
   }
-  std::vector<char> side(k);
-  std::vector<std::size_t> stack;
-  const auto mark = [&](std::size_t u, const std::vector<std::vector<std::size_t>>& next, char value) {
-    stack.assign(1, u);
-    while (!stack.empty()) {
-      const std::size_t v = stack.back();
-      stack.pop_back();
-      for (const auto w : next[v]) {
-        if (side[w] == value) continue;
-        side[w] = value;
-        stack.push_back(w);
-      }
-    }
-  };
-  std::vector<std::uint64_t> at_least(k);
-  for (std::size_t u = 0; u < k; ++u) {
+}
+
+/// For each vertex of `seg`, the bytes live during its step whatever ran
+/// before it. O(cut_work(seg)) for each vertex's max-flow, in practice.
+/// `go_on()` is asked before each vertex's cut: when it says no, the result
+/// is empty (a stop flag or a deadline).
+template <class GoOn = bool (*)()>
+std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& seg, GoOn go_on = [] { return true; }) {
+  step_cut_network network(seg);
+  std::vector<char> side(seg.size());
+  std::vector<std::uint64_t> at_least(seg.size());
+  for (std::size_t u = 0; u < seg.size(); ++u) {
     if (!go_on()) return {};
-    std::ranges::fill(side, 0);
-    mark(u, preds, 1);   // ancestors
-    side[u] = 2;
-    mark(u, succs, 2);   // descendants
-    for (std::size_t v = 0; v < k; ++v) {
-      capacity[force_in[v]] = side[v] == 1 ? forced : 0;
-      capacity[force_out[v]] = side[v] == 2 ? forced : 0;
-    }
-    for (const auto x : seg.materialises[u]) {
-      if (outlives_its_step(seg, x)) capacity[made_at[x]] = forced;
-    }
-    const std::int64_t cut = boost::boykov_kolmogorov_max_flow(g, source, sink);
-    for (const auto x : seg.materialises[u]) {
-      if (outlives_its_step(seg, x)) capacity[made_at[x]] = 0;
-    }
-    const auto least_live = static_cast<std::uint64_t>(std::max<std::int64_t>(0, cut + constant));
-    at_least[u] = seg.base + seg.least_step_bytes(u) + least_live;
+    std::ranges::fill(side, step_cut_network::free_side);
+    mark_reachable(side, u, seg.preds, step_cut_network::run_before);
+    side[u] = step_cut_network::not_yet;
+    mark_reachable(side, u, network.successors(), step_cut_network::not_yet);
+    at_least[u] = *network.least_memory(u, side);  // u's ancestors and descendants never meet
   }
   return at_least;
 }
 
+/// A lower bound on the segment's peak from the orders of `keys` (vertices
+/// of the segment, at most 20): in every order of the segment the keys run
+/// in some order, and when a key runs, the keys before it and their
+/// ancestors have run and the keys after it and their descendants have not.
+/// So the peak is at least the least, over the orders of the keys, of the
+/// most memory a key's step sees under those constraints (one cut each), a
+/// dynamic programme over the sets of keys run:
+///   f(P) = min over keys u in P of max(f(P - u), cut(u | P - u before, the rest after)).
+/// With one key it is that key's cut bound; every key added can only raise
+/// it. Values at or above `enough` are not refined (the result is then at
+/// least `enough`). `go_on()` is asked before each cut: when it says no, the
+/// result is nullopt.
+template <class GoOn>
+std::optional<std::uint64_t> memory_at_least_over_key_orders(const segment& seg, step_cut_network& network,
+                                                             const std::vector<std::size_t>& keys,
+                                                             std::uint64_t enough, GoOn go_on) {
+  const std::size_t k = seg.size(), n = keys.size();
+  std::vector<std::vector<char>> up(n, std::vector<char>(k, 0)), down(n, std::vector<char>(k, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    up[i][keys[i]] = 1;
+    mark_reachable(up[i], keys[i], seg.preds, 1);
+    down[i][keys[i]] = 1;
+    mark_reachable(down[i], keys[i], network.successors(), 1);
+  }
+  constexpr std::uint64_t unreachable = std::numeric_limits<std::uint64_t>::max();
+  std::vector<std::uint64_t> f(std::size_t{1} << n, unreachable);
+  f[0] = 0;
+  std::vector<char> side(k);
+  for (std::size_t set = 1; set < f.size(); ++set) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if ((set >> i & 1U) == 0) continue;
+      const std::size_t before = set & ~(std::size_t{1} << i);
+      if (f[before] >= std::min(f[set], enough)) continue;  // cannot lower f[set] below enough
+      std::ranges::fill(side, step_cut_network::free_side);
+      bool possible = true;
+      for (std::size_t j = 0; j < n; ++j) {
+        const bool ran = (before >> j & 1U) != 0;
+        for (std::size_t v = 0; v < k; ++v) {
+          if (!(ran ? up : down)[j][v]) continue;
+          const char want = ran ? step_cut_network::run_before : step_cut_network::not_yet;
+          possible = possible && (side[v] == step_cut_network::free_side || side[v] == want);
+          side[v] = want;
+        }
+      }
+      for (std::size_t v = 0; v < k; ++v) {
+        if (!up[i][v] || v == keys[i]) continue;
+        possible = possible && side[v] != step_cut_network::not_yet;
+        side[v] = step_cut_network::run_before;
+      }
+      if (!possible) continue;  // a key after u is an ancestor of one before it
+      if (!go_on()) return std::nullopt;
+      const auto memory = network.least_memory(keys[i], side);
+      if (memory) f[set] = std::min(f[set], std::max(f[before], *memory));
+    }
+  }
+  return std::min(f.back(), enough);
+}
 /// A segment's cut problems may cost this many arcs times vertices (about
 /// a second); a unit of a search budget pays for 64 of them.
 inline constexpr std::uint64_t max_cut_work = std::uint64_t{1} << 27;
@@ -177,6 +275,50 @@ inline void sharpen_by_cuts(const segment& seg, std::vector<std::uint64_t>& boun
   if (at_least.empty()) return;
   budget.spend(units);
   for (std::size_t u = 0; u < seg.size(); ++u) bounds[u] = std::max(bounds[u], at_least[u]);
+}
+
+/// Up to `most` pairwise unordered vertices of `seg` for
+/// memory_at_least_over_key_orders: most memory every order sees first
+/// (`must_see`, per vertex), each skipping the ancestors and descendants of
+/// those taken.
+inline std::vector<std::size_t> unordered_keys(const segment& seg, const step_cut_network& network,
+                                               const std::vector<std::uint64_t>& must_see, std::size_t most) {
+  std::vector<std::size_t> by_memory(seg.size());
+  std::iota(by_memory.begin(), by_memory.end(), std::size_t{0});
+  std::ranges::stable_sort(by_memory, [&](auto a, auto b) { return must_see[a] > must_see[b]; });
+  std::vector<char> ordered_with_a_key(seg.size(), 0);
+  std::vector<std::size_t> keys;
+  for (const auto u : by_memory) {
+    if (keys.size() == most) break;
+    if (ordered_with_a_key[u]) continue;
+    keys.push_back(u);
+    ordered_with_a_key[u] = 1;
+    mark_reachable(ordered_with_a_key, u, seg.preds, 1);
+    mark_reachable(ordered_with_a_key, u, network.successors(), 1);
+  }
+  return keys;
+}
+
+/// Raises `bound` (the segment's) towards `peak` by key orders
+/// (memory_at_least_over_key_orders) over 2, 3, ... of unordered_keys, while
+/// `budget` lasts (a cut costs its share of cut_work), within max_cut_work a
+/// cut problem and max_keys keys; returns the new bound.
+inline std::uint64_t raise_by_key_orders(const segment& seg, const std::vector<std::uint64_t>& must_see,
+                                         std::uint64_t bound, std::uint64_t peak, search_budget& budget) {
+  constexpr std::size_t max_keys = 20;  // 2^20 sets of keys
+  const std::uint64_t work = cut_work(seg);
+  if (seg.size() < 2 || work > max_cut_work || bound >= peak) return bound;
+  const std::uint64_t units_per_cut = work / (seg.size() * cut_work_per_unit) + 1;
+  step_cut_network network(seg);
+  const auto keys = unordered_keys(seg, network, must_see, max_keys);
+  for (std::size_t n = 2; n <= keys.size() && bound < peak; ++n) {
+    const std::vector<std::size_t> first(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(n));
+    const auto at_least =
+        memory_at_least_over_key_orders(seg, network, first, peak, [&] { return budget.spend(units_per_cut); });
+    if (!at_least) break;
+    bound = std::max(bound, *at_least);
+  }
+  return bound;
 }
 
 }  // namespace memopt::detail

@@ -3,13 +3,12 @@
 // downward-closed vertex sets of one segment (segments.hpp). A state is the
 // set of vertices run, whose live bytes it determines; a path's cost is its
 // largest step memory; the bound is the most memory a remaining vertex sees
-// in every order (exact_bounds.hpp, sharpened by cut_bound.hpp where it is
-// affordable) and the next step's. On wide segments beam searches
-// (segment_beam.hpp) give it an incumbent first. Paths reaching the
-// same set keep the lower cost; a move that costs no more than the path and
-// leaves no more live is taken alone (it can go first in some best
-// completion). Stopped by its budget or state limit, it returns its best
-// order and the least bound left open.
+// in every order (exact_bounds.hpp, sharpened by cut_bound.hpp) and the next
+// step's. Beams (segment_beam.hpp) give wide segments an incumbent first.
+// Paths reaching the same set keep the lower cost; a move that costs no more
+// than the path and leaves no more live is taken alone (it can go first in
+// some best completion). Stopped by its budget or state limit, it raises the
+// bound by the orders of a few unordered vertices (cut_bound.hpp), then probes.
 //
 // When other segments already force a peak (good_enough) above this one's
 // bound, the question is only whether some order stays within it, and a set
@@ -80,6 +79,8 @@ class segment_search {
     }
     if (fits_within(best, good_enough, 0.5)) return best;
     if (within_slice(0.75, [&] { return best_first(best, good_enough); })) return best;
+    best.lower_bound = within_slice(
+        0.25, [&] { return raise_by_key_orders(seg_, must_see_, best.lower_bound, best.peak, budget_); });
     narrow_by_probes(best);
     return best;
   }
