@@ -6,6 +6,7 @@
 // bytes it leaves live; the next level is every ready move from them.
 
 #include <memopt/detail/budget.hpp>
+#include <memopt/detail/splitmix.hpp>
 #include <memopt/schedule/segments.hpp>
 
 #include <algorithm>
@@ -37,12 +38,7 @@ inline beam_outcome beam_order(const segment& seg, std::size_t width, std::uint6
   }
   // Zobrist keys: a set's hash is the xor of its vertices' keys.
   std::vector<std::uint64_t> key(k);
-  for (std::uint64_t v = 0, z = 0; v < k; ++v) {
-    z += 0x9e3779b97f4a7c15ULL;  // splitmix64
-    std::uint64_t x = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    key[v] = x ^ (x >> 31);
-  }
+  for (std::uint64_t v = 0; v < k; ++v) key[v] = splitmix64((v + 1) * golden_gamma);
   struct node {
     std::uint64_t cost;  ///< largest step on the path, at least good_enough
     std::uint64_t live;
