@@ -111,11 +111,12 @@ class segment_search {
 
   /// Asks on `share` of the budget left whether some order stays within
   /// good_enough, when that is above the bound: true when one does (best is
-  /// then that order); a proof that none does raises the bound.
+  /// then that order); a proof that none does raises the bound. One run, no
+  /// restarts: on RandWire's stages it answers in a tenth of the time.
   bool fits_within(outcome& best, std::uint64_t good_enough, double share) {
     if (good_enough <= best.lower_bound) return false;
     std::vector<std::size_t> order;
-    switch (within_slice(share, [&] { return order_within(good_enough, order); })) {
+    switch (within_slice(share, [&] { return order_within(good_enough, order, false); })) {
       case verdict::found:
         best.order = std::move(order);
         best.peak = seg_.peak_of(best.order);
@@ -197,7 +198,9 @@ class segment_search {
   }
 
   /// Where best-first search stopped: depth-first probes halve the distance
-  /// between bound and peak, each on half the budget left. A probe that finds
+  /// between bound and peak, each on half the budget left, restarting (on
+  /// RandWire's 64-node stages one run finds nothing within 230 MB in 5 *
+  /// 10^7 states, restarts find 211 MB in 3.6 * 10^7). A probe that finds
   /// an order lowers the peak, one that proves there is none raises the
   /// bound, and one stopped by its budget is followed by an easier one.
   void narrow_by_probes(outcome& best) {
@@ -207,7 +210,7 @@ class segment_search {
       if (from >= best.peak) break;
       const std::uint64_t limit = from + (best.peak - 1 - from) / 2;
       std::vector<std::size_t> order;
-      switch (within_slice(0.5, [&] { return order_within(limit, order); })) {
+      switch (within_slice(0.5, [&] { return order_within(limit, order, true); })) {
         case verdict::found:
           best.order = std::move(order);
           best.peak = seg_.peak_of(best.order);
@@ -248,23 +251,21 @@ class segment_search {
   enum class verdict { found, none, stopped };
 
   /// Depth-first search for an order whose every step is within `limit`,
-  /// into `order` when found; least live after the move first. A search of
-  /// this kind either finds an order soon or wanders long below a wrong
-  /// early choice, so it restarts after luby(n) * restart_work_ states, each
-  /// time with the moves' live bytes jittered by up to 1/16 (the first run
-  /// as they are): a set found a dead end stays one, so the dead ends it
-  /// remembers (at most state_limit, then it forgets them) carry over. On
-  /// RandWire's 64-node stages the first run finds nothing within 230 MB in
-  /// 5 * 10^7 states; restarts find 195.7 MB in 1.2 * 10^7. It leaves the
-  /// store empty.
-  verdict order_within(std::uint64_t limit, std::vector<std::size_t>& order) {
+  /// into `order` when found; least live after the move first. Such a
+  /// search finds an order soon or wanders long below a wrong early choice:
+  /// with `restarts`, it starts again after luby(n) * restart_work_ states,
+  /// each time with the moves' live bytes jittered by up to 1/16 (the first
+  /// run as they are); a set found a dead end stays one, so the dead ends it
+  /// remembers (at most state_limit, then it forgets them) carry over. It
+  /// leaves the store empty.
+  verdict order_within(std::uint64_t limit, std::vector<std::size_t>& order, bool restarts) {
     struct frame {
       std::vector<std::uint64_t> set;
       std::uint64_t live;
       std::vector<move> moves;
       std::size_t next = 0;
     };
-    std::uint64_t run = 0, run_left = restart_work_;
+    std::uint64_t run = 0, run_left = restarts ? restart_work_ : std::numeric_limits<std::uint64_t>::max();
     const auto moves_within = [&](const std::vector<std::uint64_t>& set, std::uint64_t live) {
       collect_moves(set.data(), {limit, live, none, none, 0}, limit);
       std::erase_if(moves_, [&](const move& m) { return m.cost > limit; });
