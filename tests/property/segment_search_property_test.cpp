@@ -218,7 +218,8 @@ TEST_CASE("property: key orders bound the segment's optimum, never below their k
         CHECK(*bound >= keys_cut);
         sharper += *bound > std::ranges::max(cuts) ? 1 : 0;
         // Refined only up to `enough`: at least that, or the same value.
-        const auto capped = md::memory_at_least_over_key_orders(seg, network, chosen, keys_cut + 1, [] { return true; });
+        const auto capped =
+            md::memory_at_least_over_key_orders(seg, network, chosen, keys_cut + 1, [] { return true; });
         CHECK(*capped == std::min(*bound, keys_cut + 1));
       }
       md::search_budget spent(std::nullopt, 1);

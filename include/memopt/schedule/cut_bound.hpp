@@ -24,6 +24,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 namespace memopt::detail {
@@ -220,6 +221,7 @@ std::optional<std::uint64_t> memory_at_least_over_key_orders(const segment& seg,
                                                              const std::vector<std::size_t>& keys,
                                                              std::uint64_t enough, GoOn go_on) {
   const std::size_t k = seg.size(), n = keys.size();
+  if (n > 20) throw std::invalid_argument("memory_at_least_over_key_orders: more than 20 keys");
   std::vector<std::vector<char>> up(n, std::vector<char>(k, 0)), down(n, std::vector<char>(k, 0));
   for (std::size_t i = 0; i < n; ++i) {
     up[i][keys[i]] = 1;

@@ -158,7 +158,8 @@ class segment_search {
   /// within good_enough); otherwise best.lower_bound is the least bound left
   /// open. Leaves the state store empty.
   bool best_first(outcome& best, std::uint64_t good_enough) {
-    store_.add(std::vector<std::uint64_t>(words_, 0), {std::max(seg_.start_bytes, good_enough), seg_.start_bytes, none, none, 0});
+    store_.add(std::vector<std::uint64_t>(words_, 0),
+               {std::max(seg_.start_bytes, good_enough), seg_.start_bytes, none, none, 0});
     open_queue open;
     open.push(make_entry(0, good_enough));
     std::vector<std::uint64_t> next_set(words_);
@@ -288,16 +289,16 @@ class segment_search {
         break;
       }
       if (store_.size() > state_limit_) store_.clear();  // forget dead ends rather than stop
-      if (--run_left == 0) {
-        stack.clear();
-        continue;
-      }
-      frame& f = stack.back();
       if (path.size() == k_) {
         order = path;
         result = verdict::found;
         break;
       }
+      if (--run_left == 0) {
+        stack.clear();
+        continue;
+      }
+      frame& f = stack.back();
       if (f.next == f.moves.size()) {  // a dead end: remember it
         store_.find_or_add(f.set, {0, 0, none, none, path.size()});
         stack.pop_back();
