@@ -213,9 +213,9 @@ std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& seg, GoOn
 /// dynamic programme over the sets of keys run:
 ///   f(P) = min over keys u in P of max(f(P - u), cut(u | P - u before, the rest after)).
 /// With one key it is that key's cut bound; every key added can only raise
-/// it. Values at or above `enough` are not refined (the result is then at
-/// least `enough`). `go_on()` is asked before each cut: when it says no, the
-/// result is nullopt.
+/// it. Values at or above `enough` are not refined: the result is at most
+/// `enough`. `go_on()` is asked before each cut: when it says no, the result
+/// is nullopt.
 template <class GoOn>
 std::optional<std::uint64_t> memory_at_least_over_key_orders(const segment& seg, step_cut_network& network,
                                                              const std::vector<std::size_t>& keys,
