@@ -204,8 +204,11 @@ std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& seg, GoOn
   return at_least;
 }
 
+/// The most keys memory_at_least_over_key_orders takes: 2^20 sets of keys.
+inline constexpr std::size_t max_keys = 20;
+
 /// A lower bound on the segment's peak from the orders of `keys` (vertices
-/// of the segment, at most 20): in every order of the segment the keys run
+/// of the segment, at most max_keys): in every order of the segment the keys run
 /// in some order, and when a key runs, the keys before it and their
 /// ancestors have run and the keys after it and their descendants have not.
 /// So the peak is at least the least, over the orders of the keys, of the
@@ -221,7 +224,7 @@ std::optional<std::uint64_t> memory_at_least_over_key_orders(const segment& seg,
                                                              const std::vector<std::size_t>& keys,
                                                              std::uint64_t enough, GoOn go_on) {
   const std::size_t k = seg.size(), n = keys.size();
-  if (n > 20) throw std::invalid_argument("memory_at_least_over_key_orders: more than 20 keys");
+  if (n > max_keys) throw std::invalid_argument("memory_at_least_over_key_orders: more than 20 keys");
   std::vector<std::vector<char>> up(n, std::vector<char>(k, 0)), down(n, std::vector<char>(k, 0));
   for (std::size_t i = 0; i < n; ++i) {
     up[i][keys[i]] = 1;
@@ -262,6 +265,7 @@ std::optional<std::uint64_t> memory_at_least_over_key_orders(const segment& seg,
   }
   return std::min(f.back(), enough);
 }
+
 /// A segment's cut problems may cost this many arcs times vertices (about
 /// a second); a unit of a search budget pays for 64 of them.
 inline constexpr std::uint64_t max_cut_work = std::uint64_t{1} << 27;
@@ -307,7 +311,6 @@ inline std::vector<std::size_t> unordered_keys(const segment& seg, const step_cu
 /// cut problem and max_keys keys; returns the new bound.
 inline std::uint64_t raise_by_key_orders(const segment& seg, const std::vector<std::uint64_t>& must_see,
                                          std::uint64_t bound, std::uint64_t peak, search_budget& budget) {
-  constexpr std::size_t max_keys = 20;  // 2^20 sets of keys
   const std::uint64_t work = cut_work(seg);
   if (seg.size() < 2 || work > max_cut_work || bound >= peak) return bound;
   const std::uint64_t units_per_cut = work / (seg.size() * cut_work_per_unit) + 1;
