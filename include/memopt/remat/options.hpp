@@ -78,7 +78,7 @@ struct remat_options {
   /// The eviction score divides a drop's rebuild flops by the bytes it frees
   /// times (steps until their next use)^idle_weight: 1 is Belady's rule
   /// weighted by cost, as in DTR; 0 counts flops per byte alone. Which is
-  /// best depends on the graph: rematerialize_best tries 1, 0.5 and 0.
+  /// best depends on the graph: rematerialize_best tries 1, 0.5, 0 and 0.25.
   double idle_weight = 1;
   /// When the best drop frees more than the step still lacks, the next few
   /// are weighed too, counting only the bytes lacking: a smaller drop that

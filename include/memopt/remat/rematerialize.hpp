@@ -121,7 +121,8 @@ namespace detail {
 /// The eviction planner's runs for one target: over every order at each
 /// rebuild bound of `ratios`; then, where the best plan so far costs more
 /// than 1 % of the graph's flops or misses the budget, by the rules at idle
-/// weights 0.5 and 0 and at 0 counting only the bytes lacking too, and at
+/// weights 1, 0.5 and 0, at 0 counting only the bytes lacking, and at 0.25
+/// (each but the caller's own), and at
 /// the rebuild bounds of `more_ratios` (2, 8, 1.5 and 3 times the bytes
 /// freed), each while those runs stay within about 500,000 vertices and
 /// edges; then, where nothing fits yet, with rebuilds walking four times as
@@ -137,7 +138,8 @@ class eviction_runs {
     for (const auto& operands : f.operands) edges += operands.size();
     run_work_ = orders * (f.size() + edges);
     std::size_t work = 0;
-    for (const eviction_rule r : {eviction_rule{0.5, false}, eviction_rule{0, false}, eviction_rule{0, true}}) {
+    for (const eviction_rule r : {eviction_rule{1, false}, eviction_rule{0.5, false}, eviction_rule{0, false},
+                                   eviction_rule{0, true}, eviction_rule{0.25, false}}) {
       if (r == rule_of(options)) continue;
       if ((work += run_work_ * ratios_.size()) > extra_work) break;
       more_rules_.push_back(r);
