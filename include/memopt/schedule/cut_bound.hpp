@@ -24,7 +24,11 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <queue>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace memopt::detail {
@@ -204,27 +208,33 @@ std::vector<std::uint64_t> memory_at_least_at_each_step(const segment& seg, GoOn
   return at_least;
 }
 
-/// The most keys memory_at_least_over_key_orders takes: 2^20 sets of keys.
-inline constexpr std::size_t max_keys = 20;
+/// The most keys memory_at_least_over_key_orders takes (a set of keys is a
+/// 64-bit word; the sets it settles grow about twofold a key).
+inline constexpr std::size_t max_keys = 32;
 
 /// A lower bound on the segment's peak from the orders of `keys` (vertices
 /// of the segment, at most max_keys): in every order of the segment the keys run
 /// in some order, and when a key runs, the keys before it and their
-/// ancestors have run and the keys after it and their descendants have not.
-/// So the peak is at least the least, over the orders of the keys, of the
-/// most memory a key's step sees under those constraints (one cut each), a
-/// dynamic programme over the sets of keys run:
-///   f(P) = min over keys u in P of max(f(P - u), cut(u | P - u before, the rest after)).
-/// With one key it is that key's cut bound; every key added can only raise
-/// it. Values at or above `enough` are not refined: the result is at most
-/// `enough`. `go_on()` is asked before each cut: when it says no, the result
-/// is nullopt.
+/// ancestors have run and the keys after it (and it) with their descendants
+/// have not. So the peak is at least the least, over the orders of the keys,
+/// of the most memory a key's step sees under those constraints (one cut
+/// each):
+///   f(P) = min over keys u in P of max(f(P - u), cut(u | P - u before, the rest after)),
+/// found best first: the sets of keys run, least f first, each adding one
+/// more key, until the set of all comes out; sets whose f is above the answer
+/// are never expanded (a tenth of the cuts of computing f for every set on
+/// RandWire's stages). With one key it is that key's cut bound; every key
+/// added can only raise it. Values at or above `enough` are not refined:
+/// the result is at most `enough`. `go_on()` is asked before each cut: when
+/// it says no, the result is nullopt.
 template <class GoOn>
 std::optional<std::uint64_t> memory_at_least_over_key_orders(const segment& seg, step_cut_network& network,
                                                              const std::vector<std::size_t>& keys,
                                                              std::uint64_t enough, GoOn go_on) {
   const std::size_t k = seg.size(), n = keys.size();
-  if (n > max_keys) throw std::invalid_argument("memory_at_least_over_key_orders: more than 20 keys");
+  if (n > max_keys) {
+    throw std::invalid_argument("memory_at_least_over_key_orders: more than " + std::to_string(max_keys) + " keys");
+  }
   std::vector<std::vector<char>> up(n, std::vector<char>(k, 0)), down(n, std::vector<char>(k, 0));
   for (std::size_t i = 0; i < n; ++i) {
     up[i][keys[i]] = 1;
@@ -232,22 +242,33 @@ std::optional<std::uint64_t> memory_at_least_over_key_orders(const segment& seg,
     down[i][keys[i]] = 1;
     mark_reachable(down[i], keys[i], network.successors(), 1);
   }
-  constexpr std::uint64_t unreachable = std::numeric_limits<std::uint64_t>::max();
-  std::vector<std::uint64_t> f(std::size_t{1} << n, unreachable);
-  f[0] = 0;
+  const std::uint64_t all = n == 0 ? 0 : ~std::uint64_t{0} >> (64 - n);
+  using reached = std::pair<std::uint64_t, std::uint64_t>;  // (f, set of keys run)
+  std::priority_queue<reached, std::vector<reached>, std::greater<>> open;
+  std::unordered_map<std::uint64_t, std::uint64_t> least;  // set -> the least f found
+  open.push({0, 0});
+  least[0] = 0;
   std::vector<char> side(k);
-  for (std::size_t set = 1; set < f.size(); ++set) {
+  while (!open.empty()) {
+    const auto [f, ran] = open.top();
+    open.pop();
+    if (f >= enough) return enough;
+    if (least[ran] < f) continue;  // reached again more cheaply
+    if (ran == all) return f;
     for (std::size_t i = 0; i < n; ++i) {
-      if ((set >> i & 1U) == 0) continue;
-      const std::size_t before = set & ~(std::size_t{1} << i);
-      if (f[before] >= std::min(f[set], enough)) continue;  // cannot lower f[set] below enough
+      if ((ran >> i & 1U) != 0) continue;
+      const std::uint64_t next = ran | std::uint64_t{1} << i;
+      const auto known = least.find(next);
+      if (known != least.end() && known->second <= f) continue;
+      // The keys run before u and their ancestors in, u and the keys after
+      // it with their descendants out, u's ancestors in.
       std::ranges::fill(side, step_cut_network::free_side);
       bool possible = true;
       for (std::size_t j = 0; j < n; ++j) {
-        const bool ran = (before >> j & 1U) != 0;
+        const bool before = (ran >> j & 1U) != 0;
+        const char want = before ? step_cut_network::run_before : step_cut_network::not_yet;
         for (std::size_t v = 0; v < k; ++v) {
-          if (!(ran ? up : down)[j][v]) continue;
-          const char want = ran ? step_cut_network::run_before : step_cut_network::not_yet;
+          if (!(before ? up : down)[j][v]) continue;
           possible = possible && (side[v] == step_cut_network::free_side || side[v] == want);
           side[v] = want;
         }
@@ -260,10 +281,15 @@ std::optional<std::uint64_t> memory_at_least_over_key_orders(const segment& seg,
       if (!possible) continue;  // a key after u is an ancestor of one before it
       if (!go_on()) return std::nullopt;
       const auto memory = network.least_memory(keys[i], side);
-      if (memory) f[set] = std::min(f[set], std::max(f[before], *memory));
+      if (!memory) continue;
+      const std::uint64_t through = std::max(f, *memory);
+      if (known == least.end() || through < known->second) {
+        least[next] = through;
+        open.push({through, next});
+      }
     }
   }
-  return std::min(f.back(), enough);
+  return enough;  // no order of the keys is possible: never for keys of one segment
 }
 
 /// A segment's cut problems may cost this many arcs times vertices (about
