@@ -310,14 +310,17 @@ inline void sharpen_by_cuts(const segment& seg, std::vector<std::uint64_t>& boun
 }
 
 /// Up to `most` pairwise unordered vertices of `seg` for
-/// memory_at_least_over_key_orders: most memory every order sees first
-/// (`must_see`, per vertex), each skipping the ancestors and descendants of
-/// those taken.
+/// memory_at_least_over_key_orders: the joins of most predecessors first
+/// (all of them are live at its step, so the order of the joins decides
+/// much of the peak), then most memory every order sees (`must_see`, per
+/// vertex), each skipping the ancestors and descendants of those taken.
 inline std::vector<std::size_t> unordered_keys(const segment& seg, const step_cut_network& network,
                                                const std::vector<std::uint64_t>& must_see, std::size_t most) {
   std::vector<std::size_t> by_memory(seg.size());
   std::iota(by_memory.begin(), by_memory.end(), std::size_t{0});
-  std::ranges::stable_sort(by_memory, [&](auto a, auto b) { return must_see[a] > must_see[b]; });
+  std::ranges::stable_sort(by_memory, [&](auto a, auto b) {
+    return std::pair(seg.preds[a].size(), must_see[a]) > std::pair(seg.preds[b].size(), must_see[b]);
+  });
   std::vector<char> ordered_with_a_key(seg.size(), 0);
   std::vector<std::size_t> keys;
   for (const auto u : by_memory) {
