@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 namespace mt = memopt::testing;
 namespace md = memopt::detail;
@@ -224,6 +225,9 @@ TEST_CASE("memory_at_least_over_key_orders: whichever branch ends second sees wh
     const auto bound = md::memory_at_least_over_key_orders(seg, network, keys, UINT64_MAX, [] { return true; });
     REQUIRE(bound);
     by_key_orders = std::max(by_key_orders, *bound);
+    const std::vector<std::size_t> too_many(md::max_keys + 1, 0);
+    CHECK_THROWS_AS((void)md::memory_at_least_over_key_orders(seg, network, too_many, UINT64_MAX, [] { return true; }),
+                    std::invalid_argument);
   }
   CHECK(by_cuts == 16);
   CHECK(by_key_orders == 20);
