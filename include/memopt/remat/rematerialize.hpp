@@ -120,9 +120,8 @@ namespace detail {
 
 /// The eviction planner's runs for one target: over every order at each
 /// rebuild bound of `ratios`; then, where the best plan so far costs more
-/// than 1 % of the graph's flops or misses the budget, by the rules at idle
-/// weights 1, 0.5 and 0, at 0 counting only the bytes lacking, and at 0.25
-/// (each but the caller's own), and at
+/// than 1 % of the graph's flops or misses the budget, by the other rules
+/// (idle weights 1, 0.5, 0, 0 counting only the bytes lacking, 0.25), and at
 /// the rebuild bounds of `more_ratios` (2, 8, 1.5 and 3 times the bytes
 /// freed), each while those runs stay within about 500,000 vertices and
 /// edges; then, where nothing fits yet, with rebuilds walking four times as
