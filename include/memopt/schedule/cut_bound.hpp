@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <numeric>
 #include <optional>
 #include <queue>
@@ -253,7 +252,7 @@ std::optional<std::uint64_t> memory_at_least_over_key_orders(const segment& seg,
     const auto [f, ran] = open.top();
     open.pop();
     if (f >= enough) return enough;
-    if (least[ran] < f) continue;  // reached again more cheaply
+    if (least.at(ran) < f) continue;  // reached again more cheaply
     if (ran == all) return f;
     for (std::size_t i = 0; i < n; ++i) {
       if ((ran >> i & 1U) != 0) continue;
