@@ -99,6 +99,10 @@ class GptDecoder(unittest.TestCase):
         self.assertGreater(plan.extra_flops, 0)
         self.assertTrue(any(self.step.origin[o].target == torch.ops.aten.bernoulli_.float
                             for o in plan.copies.values()))
+        # a mask's empty_like is remade from the traced shape alone: its copy reads nothing
+        reading_nothing = [n["copy_of"] for n in plan.rewrite.plan["nodes"] if n.get("copy_of") and not n["inputs"]]
+        self.assertTrue(reading_nothing)
+        self.assertTrue(all(self.step.origin[o].target == torch.ops.aten.empty_like.default for o in reading_nothing))
         measured = self.check(plan, 0.005)
         self.assertLessEqual(measured, 1.005 * plan.budget)
 

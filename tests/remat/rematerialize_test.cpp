@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -486,4 +487,53 @@ TEST_CASE("remat: a copy of an in-place op writes into its input's copy, declare
   for (const auto& ref : r.order) order.push_back(ref.added ? facts.size() + ref.index : ref.index);
   REQUIRE(memopt::is_topological_order(h, order));
   CHECK(memopt::liveness(h, order).peak_bytes == 400);
+}
+
+TEST_CASE("remat: a copy of empty_like reads nothing, so a replayed mask is cheap to remake") {
+  // h -> m = empty_like(h) -> d = bernoulli_(m) in place -> y = mul(h, d);
+  // the backward reads the mask d last, and h is gone after y (x, an input,
+  // with it). At 300 bytes the loss's step (310) needs the mask dropped: a
+  // copy of m needs only h's shape, so d comes back for 2 flops (m and d).
+  // Were m's copy to read h, h could not come back (x is gone), d could not
+  // go, and nothing would fit.
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "dropout_mask", "nodes": [
+    {"name": "x", "op": "input", "outputs": [100]},
+    {"name": "h", "op": "layer", "outputs": [100], "inputs": ["x:0"], "flops": 1000},
+    {"name": "m", "op": "empty_like", "outputs": [100], "inputs": ["h:0"], "flops": 1},
+    {"name": "d", "op": "bernoulli_", "outputs": [100], "inputs": ["m:0"], "flops": 1, "attrs": {"alias": "m:0", "inplace": true}},
+    {"name": "y", "op": "mul", "outputs": [100], "inputs": ["h:0", "d:0"], "flops": 1},
+    {"name": "z", "op": "layer", "outputs": [100], "inputs": ["y:0"], "flops": 1000},
+    {"name": "loss", "op": "sum", "outputs": [10], "inputs": ["z:0"]},
+    {"name": "gz", "op": "grad", "outputs": [100], "inputs": ["loss:0", "y:0"]},
+    {"name": "gy", "op": "grad", "outputs": [100], "inputs": ["gz:0"]},
+    {"name": "gh", "op": "mul_grad", "outputs": [100], "inputs": ["gy:0", "d:0"]}], "outputs": ["gh:0"]})");
+  auto facts = rw::read_facts(g);
+  CHECK(facts.shape_only == std::vector<bool>{false, false, true, false, false, false, false, false, false, false});
+  remat::remat_options replay{.budget = 300};
+  replay.unrepeatable_ops.clear();
+  const auto r = remat::rematerialize(facts, program(facts.size()), replay);
+  CHECK(r.extra_flops == 2);
+  CHECK(r.planned_peak == 300);
+  CHECK(steps_of(facts, r) == std::vector<std::string>{"x", "h", "m", "d", "y", "z", "loss", "gz", "gy", "Recomputed/m",
+                                                       "Recomputed/d", "gh"});
+  REQUIRE(r.plan.nodes.size() == 2);
+  CHECK(r.plan.nodes[0].inputs.empty());
+  check_runs(facts, r, 300);
+  // The same plan run as its sequence of vertices (runs.hpp) reads nothing for m's copy either.
+  const auto again = remat::plan_of_runs(facts, remat::runs_of(r));
+  CHECK(again.plan.nodes[0].inputs.empty());
+  CHECK(again.planned_peak == 300);
+  // A copy reading nothing is refused for an op that reads values.
+  auto reads_values = r.plan;
+  reads_values.nodes[1].inputs.clear();
+  const auto faults = rw::check_plan(facts, reads_values);
+  CHECK(std::ranges::find(faults, "added node 'Recomputed/d' is not 'd' on the same input values") != faults.end());
+  // The cost floor counts m's copy the same way: a plan fits, for at least a little.
+  const double floor = remat::rematerialisation_cost_floor(facts, 300, replay).extra_flops;
+  CHECK(floor > 0);
+  CHECK(floor <= 2);
+  // Without the shape-only rule, nothing fits, and the cost floor knows it.
+  facts.shape_only.clear();
+  CHECK(remat::rematerialize(facts, program(facts.size()), replay).planned_peak == 310);
+  CHECK(remat::rematerialisation_cost_floor(facts, 300, replay).extra_flops == std::numeric_limits<double>::infinity());
 }

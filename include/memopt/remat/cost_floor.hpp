@@ -98,9 +98,10 @@ class cost_cut {
       if (copy[maker] == no_vertex) {
         copy[maker] = boost::add_vertex(g_);
         link(source_, copy[maker], f.flops[maker], 0, false);
+        const bool reads_inputs = !reads_shape_only(f, maker);  // else its copy reads no input
         for (const operand& o : f.operands[maker]) {
           const operand q = m.root()[o.vertex][o.port];
-          if (!free[q.vertex][q.port]) link(available(q), copy[maker], 0, 0, true);
+          if (reads_inputs && !free[q.vertex][q.port]) link(available(q), copy[maker], 0, 0, true);
         }
       }
       link(copy[maker], a, 0, bytes, false);  // kept when not copied

@@ -81,6 +81,7 @@ std::optional<double> remat_run<Naming>::rebuild_cost(std::size_t v, std::size_t
   if (std::ranges::find(seen, v) != seen.end()) return 0.0;
   seen.push_back(v);
   double cost = f_.flops[v];
+  if (reads_shape_only(f_, v)) return cost;  // its copy reads no input
   for (const operand& o : f_.operands[v]) {
     // A copy reading a storage an in-place op has still to write would have to wait for the write.
     if (const std::size_t s = holder_[o.vertex][o.port]; s != no_holder && s != dropping) {

@@ -27,6 +27,7 @@ using rewrite::graph_facts;
 using rewrite::no_vertex;
 using rewrite::node_ref;
 using rewrite::operand;
+using rewrite::reads_shape_only;
 using rewrite::rewrite_naming;
 using rewrite::rewrite_plan;
 using rewrite::rewritten_graph;

@@ -244,9 +244,10 @@ class remat_run {
 
   /// Where v's data inputs are read, recomputing dropped ones (for a copy,
   /// also values an in-place write has overwritten); each is marked pending
-  /// until v runs.
+  /// until v runs. A copy of an op reading only its inputs' shapes reads none.
   std::vector<input_ref> ensure_inputs(std::size_t v, bool for_copy) {
     std::vector<input_ref> inputs;
+    if (for_copy && reads_shape_only(f_, v)) return inputs;
     for (const operand& o : f_.operands[v]) {
       inputs.push_back(ensure(o, for_copy));
       ++storages_[inputs.back().storage].pending;

@@ -13,7 +13,8 @@
 // read), and every run must read each storage in the state the graph's own
 // vertex reads it: not after an in-place write that vertex comes before, nor,
 // as a copy, before a write still to come (copies follow every original in
-// the rewritten graph, so in-place hazards put the writes first).
+// the rewritten graph, so in-place hazards put the writes first). A copy of
+// an op that reads only its inputs' shapes (empty_like) reads nothing.
 
 #include <memopt/liveness.hpp>
 #include <memopt/rewrite/apply.hpp>
@@ -117,7 +118,9 @@ template <rewrite_naming Naming = seed_naming>
       return "run " + std::to_string(k) + " of '" + f.name[v] + "' reads '" + what;
     };
     std::vector<tensor_ref> inputs;
-    for (std::size_t i = 0; i < f.operands[v].size(); ++i) {
+    // A copy of an op reading only its inputs' shapes reads none of them.
+    const bool reads_inputs = times_run[v] == 0 || !reads_shape_only(f, v);
+    for (std::size_t i = 0; i < f.operands[v].size() && reads_inputs; ++i) {
       const operand o = f.operands[v][i];
       if (times_run[o.vertex] == 0) throw bad_plan_error({reading(f.name[o.vertex]) + "', not run yet"});
       const std::size_t storage = held_in[o.vertex][o.port];

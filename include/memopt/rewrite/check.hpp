@@ -6,7 +6,8 @@
 // - redirects each data input at most once, to a tensor holding the same
 //   value: the old one, a recomputed copy of it, or a swap-in of it;
 // - recomputes faithfully: a copy runs the original's op on tensors holding
-//   the original's inputs, with outputs of the same sizes;
+//   the original's inputs, with outputs of the same sizes (or on no input,
+//   for an op that reads only its inputs' shapes: graph_facts::shape_only);
 // - swaps faithfully: a swap-out reads one tensor (no reference an added node
 //   makes) into host memory, a swap-in reads one swap-out back, each the
 //   size of what it copies;
@@ -190,7 +191,9 @@ void check_changes(const graph_facts& f, const rewrite_plan& p, TensorOk tensor_
           break;
         }
         const std::size_t v = *node.copy_of;
-        bool same = node.op == f.op[v] && node.inputs.size() == f.operands[v].size() &&
+        // A copy of an op reading only its inputs' shapes may read none of them.
+        const bool reads_nothing = node.inputs.empty() && reads_shape_only(f, v);
+        bool same = node.op == f.op[v] && (node.inputs.size() == f.operands[v].size() || reads_nothing) &&
                     node.outputs.size() == f.outputs[v].size();
         for (std::size_t k = 0; same && k < node.inputs.size(); ++k) {
           same = detail::holds(f, p, node.inputs[k], f.operands[v][k]);

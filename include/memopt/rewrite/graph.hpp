@@ -44,8 +44,29 @@ struct graph_facts {
   std::vector<std::vector<operand>> operands;        ///< by vertex: data inputs, operand order
   std::vector<std::vector<std::size_t>> control;     ///< by vertex: control predecessors
   std::vector<std::vector<std::size_t>> consumers;   ///< by vertex: who reads it (data or control), each once, by index
+  /// By vertex: reads only the shape and type of its data inputs (an op of
+  /// default_shape_only_ops() when read_facts fills it; empty: none does). A
+  /// copy of it needs none of their values, so it may read nothing.
+  std::vector<bool> shape_only;
   [[nodiscard]] std::size_t size() const noexcept { return name.size(); }
 };
+
+/// Op types that read only the shape and type of their data input, never its
+/// values, and that a runtime can run without it (ATen names: memopt.torch
+/// makes such a copy from the traced shape): empty_like(x) makes the same
+/// tensor whatever x holds. TF's ZerosLike and ONNX's EyeLike read only a
+/// shape too, but their runtimes need the input, so they are not listed.
+/// Random draws among them (rand_like, ...) are still unrepeatable
+/// (remat_options::unrepeatable_ops).
+[[nodiscard]] inline std::vector<std::string> default_shape_only_ops() {
+  return {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
+          "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full"};
+}
+
+/// Whether vertex v of f reads only the shapes of its data inputs (graph_facts::shape_only).
+[[nodiscard]] inline bool reads_shape_only(const graph_facts& f, std::size_t v) {
+  return v < f.shape_only.size() && f.shape_only[v];
+}
 
 /// The facts of g, vertex v as index(v). O(V + E log E).
 template <sim::simulation_graph G, vertex_index_map<G> Index = identity_index>
@@ -102,6 +123,11 @@ template <sim::simulation_graph G, vertex_index_map<G> Index = identity_index>
   for (auto& readers : f.consumers) {
     std::ranges::sort(readers);
     readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+  }
+  const auto shape_only_ops = default_shape_only_ops();
+  f.shape_only.resize(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    f.shape_only[v] = !f.operands[v].empty() && std::ranges::find(shape_only_ops, f.op[v]) != shape_only_ops.end();
   }
   return f;
 }

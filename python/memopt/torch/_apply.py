@@ -2,7 +2,10 @@
 
 `build_module(step, order, copies, redirects)` emits the step's fx nodes in
 memopt's order. A recomputed copy runs its original's op again on the inputs
-the plan names; a redirected input reads the copy instead of the original.
+the plan names; a redirected input reads the copy instead of the original. A
+copy that reads no input is of an op reading only its inputs' shapes
+(empty_like, zeros_like, ...): it runs on stand-ins holding the traced shapes,
+strides and types but no memory, and makes its tensor on the step's device.
 fx frees every value after its last use in the new graph, so values live as
 memopt's model says. A copy of a random draw replays the generator state its
 original drew from (as torch.utils.checkpoint does); the originals keep their
@@ -45,6 +48,11 @@ def swap_out(tensor):
 def swap_in(tensor, device):
     """The host copy back on `device` (a swap plan's swap_in)."""
     return tensor.to(device, copy=True)
+
+
+def shape_stand_in(size, stride, dtype):
+    """A tensor of these shape, strides and type that holds no memory (device meta)."""
+    return torch.empty_strided(size, stride, dtype=dtype, device="meta")
 
 
 def release(value):
@@ -127,8 +135,24 @@ class _Emitter:
         new.meta = dict(n.meta)
         self.emitted(n, new)
 
-    def emit_copy(self, name, original, substitute, replay):
-        args, kwargs = self.args_of(original, substitute)
+    def stand_in_args(self, n, device):
+        """n's arguments with each tensor it reads replaced by a stand-in of its traced metadata, on `device`."""
+        def arg(a):
+            meta = a.meta.get("tensor_meta")
+            if meta is None or not hasattr(meta, "shape"):
+                raise TraceError(f"fx node {n.name!r} reads {a.name!r}, whose shape the trace did not record")
+            return self.graph.call_function(shape_stand_in, (tuple(meta.shape), tuple(meta.stride), meta.dtype))
+        args, kwargs = torch.fx.node.map_arg(n.args, arg), dict(torch.fx.node.map_arg(n.kwargs, arg))
+        if not hasattr(n.meta.get("tensor_meta"), "shape"):
+            raise TraceError(f"cannot recompute {n.name!r} from shapes alone: it does not make one tensor")
+        kwargs["device"] = device
+        return args, kwargs
+
+    def emit_copy(self, name, original, substitute, replay, shape_only=False):
+        if shape_only:
+            args, kwargs = self.stand_in_args(original, self.step.device)
+        else:
+            args, kwargs = self.args_of(original, substitute)
         if replay:
             if original not in self.rng_states:
                 raise TraceError(f"copy {name!r} replays a draw its original {original.name!r} never made")
@@ -179,9 +203,10 @@ def build_module(step, order, copies, redirects):
             original, inputs, replay, role = copies[name]
             if role == "recomputed":
                 fx_original, operands = step.origin[original], step.operands[original]
-                if len(inputs) != len(operands):
+                shape_only = not inputs and bool(operands)  # the planner's copy of an op reading shapes only
+                if len(inputs) != len(operands) and not shape_only:
                     raise TraceError(f"copy {name!r} reads {len(inputs)} tensors, its original {original!r} {len(operands)}")
-                em.emit_copy(name, fx_original, dict(zip(operands, inputs)), replay)
+                em.emit_copy(name, fx_original, dict(zip(operands, inputs)), replay, shape_only)
             elif role == "swap_out":
                 em.copy_values[f"{name}:0"] = em.graph.call_function(swap_out, (em.value(inputs[0]),))
             elif role == "swap_in":
