@@ -194,6 +194,32 @@ class Resnet18(unittest.TestCase):
         return "convolution" in str(step.origin[name].target)
 
 
+class RemadeFromShape(unittest.TestCase):
+    """A copy of an op reading only its input's shape is remade from the traced layout: the same tensor."""
+
+    def test_each_op_as_aten_makes_it(self):
+        from memopt.torch._apply import remade_from_shape
+        x = torch.randn(3, 5).t()  # strides (1, 5): the copy must keep them
+        aten = torch.ops.aten
+        cases = [("empty_like", aten.empty_like.default, (x,)), ("zeros_like", aten.zeros_like.default, (x,)),
+                 ("ones_like", aten.ones_like.default, (x,)), ("full_like", aten.full_like.default, (x, 2.5)),
+                 ("new_zeros", aten.new_zeros.default, (x, [2, 3])), ("new_ones", aten.new_ones.default, (x, [4])),
+                 ("new_full", aten.new_full.default, (x, [2], 7.0)), ("rand_like", aten.rand_like.default, (x,)),
+                 ("randn_like", aten.randn_like.default, (x,)), ("randint_like", aten.randint_like.default, (x, 9)),
+                 ("randint_like", aten.randint_like.low_dtype, (x, 3, 9))]
+        for name, op, args in cases:
+            with self.subTest(op=name):
+                torch.manual_seed(3)
+                made = op(*args)
+                torch.manual_seed(3)
+                again = remade_from_shape(name, tuple(made.shape), made.stride(), made.dtype, made.device, (None,) + args[1:])
+                self.assertEqual((again.shape, again.stride(), again.dtype), (made.shape, made.stride(), made.dtype))
+                if name != "empty_like":
+                    self.assertTrue(torch.equal(again, made))
+        with self.assertRaises(mt.TraceError):
+            remade_from_shape("add", (1,), (1,), torch.float32, x.device, (None,))
+
+
 class Errors(unittest.TestCase):
     def test_trace_refuses_what_is_not_a_module(self):
         with self.assertRaises(memopt.Error) as caught:

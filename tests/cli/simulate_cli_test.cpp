@@ -440,7 +440,8 @@ TEST_CASE("rewrite: the transformer at half its best peak costs at least 12.8 % 
   // Its masks (random draws, a quarter of the peak) stay live from the
   // forward pass to their backward step; what else is live at the last
   // layer's first backward step must be remade at 12.83 % of the flops at
-  // least. Replaying the generator lowers the cost floor to 0.26 %.
+  // least. Replaying the generator lowers the cost floor to 0.24 % (a mask's
+  // empty_like remade without the tensor it was shaped after).
   const std::string graph = data_dir + "/transformer_train_b32.json";
   const std::uint64_t budget = 969346052 / 2;  // half the proved best peak
   const auto kept = nlohmann::json::parse(plan("rewrite " + graph + " --budget " + std::to_string(budget)).out);
@@ -465,8 +466,9 @@ TEST_CASE("rewrite: the transformer at half its best peak costs at least 12.8 % 
   // The floor holds for every plan: without the local search this run stays quick under ASan.
   const auto replayed = nlohmann::json::parse(
       plan("rewrite " + graph + " --replay-random --local-search 0 --budget " + std::to_string(budget)).out);
-  CHECK(replayed["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(0.2565).epsilon(1e-3));
+  CHECK(replayed["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(0.2383).epsilon(1e-3));
   CHECK(replayed["extra_flops"] >= replayed["cost_floor"]["extra_flops"]);
+  CHECK(replayed["extra_flops_percent"].get<double>() < 0.43);
 }
 
 TEST_CASE("rewrite --curve: eleven budgets from the best peak down to the floor, costlier as they fall") {

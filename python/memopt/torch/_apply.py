@@ -3,9 +3,9 @@
 `build_module(step, order, copies, redirects)` emits the step's fx nodes in
 memopt's order. A recomputed copy runs its original's op again on the inputs
 the plan names; a redirected input reads the copy instead of the original. A
-copy that reads no input is of an op reading only its inputs' shapes
-(empty_like, zeros_like, ...): it runs on stand-ins holding the traced shapes,
-strides and types but no memory, and makes its tensor on the step's device.
+copy that reads no input is of an op reading only its input's shape
+(empty_like, zeros_like, ...): it makes a fresh tensor with the traced size,
+strides and type on the step's device and fills it as the op does.
 fx frees every value after its last use in the new graph, so values live as
 memopt's model says. A copy of a random draw replays the generator state its
 original drew from (as torch.utils.checkpoint does); the originals keep their
@@ -50,9 +50,28 @@ def swap_in(tensor, device):
     return tensor.to(device, copy=True)
 
 
-def shape_stand_in(size, stride, dtype):
-    """A tensor of these shape, strides and type that holds no memory (device meta)."""
-    return torch.empty_strided(size, stride, dtype=dtype, device="meta")
+def remade_from_shape(op, size, stride, dtype, device, args):
+    """What op (an ATen op reading only its input's shape: empty_like, zeros_like, ...) made,
+    given its output's size, strides and type and its other arguments: a fresh tensor, laid out
+    as the traced one, filled as the op fills it (a draw from the current generator state)."""
+    out = torch.empty_strided(size, stride, dtype=dtype, device=device)
+    if op in ("zeros_like", "new_zeros"):
+        out.zero_()
+    elif op in ("ones_like", "new_ones"):
+        out.fill_(1)
+    elif op == "full_like":
+        out.fill_(args[1])
+    elif op == "new_full":
+        out.fill_(args[2])
+    elif op == "rand_like":
+        out.uniform_()
+    elif op == "randn_like":
+        out.normal_()
+    elif op == "randint_like":
+        out.random_(*([0] + list(args[1:2]) if len(args) == 2 else args[1:3]))
+    elif op not in ("empty_like", "new_empty", "new_empty_strided"):
+        raise TraceError(f"memopt.torch cannot remake {op!r} from its input's shape alone")
+    return out
 
 
 def release(value):
@@ -135,31 +154,25 @@ class _Emitter:
         new.meta = dict(n.meta)
         self.emitted(n, new)
 
-    def stand_in_args(self, n, device):
-        """n's arguments with each tensor it reads replaced by a stand-in of its traced metadata, on `device`."""
-        def arg(a):
-            meta = a.meta.get("tensor_meta")
-            if meta is None or not hasattr(meta, "shape"):
-                raise TraceError(f"fx node {n.name!r} reads {a.name!r}, whose shape the trace did not record")
-            return self.graph.call_function(shape_stand_in, (tuple(meta.shape), tuple(meta.stride), meta.dtype))
-        args, kwargs = torch.fx.node.map_arg(n.args, arg), dict(torch.fx.node.map_arg(n.kwargs, arg))
-        if not hasattr(n.meta.get("tensor_meta"), "shape"):
-            raise TraceError(f"cannot recompute {n.name!r} from shapes alone: it does not make one tensor")
-        kwargs["device"] = device
-        return args, kwargs
+    def remake_from_shape(self, n):
+        """The function and arguments remaking n's tensor from its traced layout (remade_from_shape)."""
+        meta = n.meta.get("tensor_meta")
+        if not hasattr(meta, "shape") or not isinstance(n.target, torch._ops.OpOverload):
+            raise TraceError(f"cannot recompute {n.name!r} from shapes alone: it is not an ATen op making one tensor")
+        op = n.target._schema.name.split("::")[-1]
+        others = tuple(a for a in n.args if not isinstance(a, torch.fx.Node))
+        return (op, tuple(meta.shape), tuple(meta.stride), meta.dtype, self.step.device, (None,) + others), {}
 
     def emit_copy(self, name, original, substitute, replay, shape_only=False):
-        if shape_only:
-            args, kwargs = self.stand_in_args(original, self.step.device)
-        else:
-            args, kwargs = self.args_of(original, substitute)
+        target = remade_from_shape if shape_only else original.target
+        args, kwargs = self.remake_from_shape(original) if shape_only else self.args_of(original, substitute)
         if replay:
             if original not in self.rng_states:
                 raise TraceError(f"copy {name!r} replays a draw its original {original.name!r} never made")
-            new = self.graph.create_node("call_function", replaying(original.target),
+            new = self.graph.create_node("call_function", replaying(target),
                                          (self.rng_states[original],) + args, kwargs, name=name)
         else:
-            new = self.graph.create_node(original.op, original.target, args, kwargs, name=name)
+            new = self.graph.create_node("call_function" if shape_only else original.op, target, args, kwargs, name=name)
         new.meta = dict(original.meta)
         self.copy_values[f"{name}:0"] = new
         # the copy's other ports: the original's folded getitem chains, re-rooted on the copy
