@@ -50,27 +50,30 @@ def swap_in(tensor, device):
     return tensor.to(device, copy=True)
 
 
+# How each ATen op that reads only its input's shape fills the tensor it makes (None: it does
+# not); the C++ side's default_shape_only_ops() lists the same ops.
+_SHAPE_ONLY_FILLS = {
+    "empty_like": None, "new_empty": None, "new_empty_strided": None,
+    "zeros_like": lambda t, args: t.zero_(), "new_zeros": lambda t, args: t.zero_(),
+    "ones_like": lambda t, args: t.fill_(1), "new_ones": lambda t, args: t.fill_(1),
+    "full_like": lambda t, args: t.fill_(args[1]), "new_full": lambda t, args: t.fill_(args[2]),
+    "rand_like": lambda t, args: t.uniform_(), "randn_like": lambda t, args: t.normal_(),
+    # randint_like(x, high) or randint_like(x, low, high)
+    "randint_like": lambda t, args: t.random_(*((0, args[1]) if len(args) == 2 else args[1:3])),
+}
+
+
 def remade_from_shape(op, size, stride, dtype, device, args):
-    """What op (an ATen op reading only its input's shape: empty_like, zeros_like, ...) made,
-    given its output's size, strides and type and its other arguments: a fresh tensor, laid out
-    as the traced one, filled as the op fills it (a draw from the current generator state)."""
-    out = torch.empty_strided(size, stride, dtype=dtype, device=device)
-    if op in ("zeros_like", "new_zeros"):
-        out.zero_()
-    elif op in ("ones_like", "new_ones"):
-        out.fill_(1)
-    elif op == "full_like":
-        out.fill_(args[1])
-    elif op == "new_full":
-        out.fill_(args[2])
-    elif op == "rand_like":
-        out.uniform_()
-    elif op == "randn_like":
-        out.normal_()
-    elif op == "randint_like":
-        out.random_(*([0] + list(args[1:2]) if len(args) == 2 else args[1:3]))
-    elif op not in ("empty_like", "new_empty", "new_empty_strided"):
+    """What `op` (an ATen op reading only its input's shape: empty_like, zeros_like, ...) made,
+    given its output's size, strides and type and its arguments (the input's place is None): a
+    fresh tensor laid out as the traced one, filled as the op fills it (a draw from the
+    current generator state)."""
+    if op not in _SHAPE_ONLY_FILLS:
         raise TraceError(f"memopt.torch cannot remake {op!r} from its input's shape alone")
+    out = torch.empty_strided(size, stride, dtype=dtype, device=device)
+    fill = _SHAPE_ONLY_FILLS[op]
+    if fill is not None:
+        fill(out, args)
     return out
 
 
@@ -160,8 +163,11 @@ class _Emitter:
         if not hasattr(meta, "shape") or not isinstance(n.target, torch._ops.OpOverload):
             raise TraceError(f"cannot recompute {n.name!r} from shapes alone: it is not an ATen op making one tensor")
         op = n.target._schema.name.split("::")[-1]
-        others = tuple(a for a in n.args if not isinstance(a, torch.fx.Node))
-        return (op, tuple(meta.shape), tuple(meta.stride), meta.dtype, self.step.device, (None,) + others), {}
+        if op not in _SHAPE_ONLY_FILLS:
+            raise TraceError(f"memopt.torch cannot remake {n.name!r} ({op}) from its input's shape alone")
+        if any(isinstance(a, torch.fx.Node) for a in n.args[1:]):
+            raise TraceError(f"cannot recompute {n.name!r} from shapes alone: an argument besides its input is computed")
+        return (op, tuple(meta.shape), tuple(meta.stride), meta.dtype, self.step.device, (None,) + tuple(n.args[1:])), {}
 
     def emit_copy(self, name, original, substitute, replay, shape_only=False):
         target = remade_from_shape if shape_only else original.target
