@@ -436,16 +436,16 @@ TEST_CASE("rewrite --mode remat (the default): a budget met with copies, one out
   CHECK(std::ranges::find(tensors, "x") != tensors.end());
 }
 
-TEST_CASE("rewrite: the transformer at half its best peak costs at least 12.8 % more flops while its dropout masks are kept") {
+TEST_CASE("rewrite: the transformer at half its best peak costs at least 13.2 % more flops while its dropout masks are kept") {
   // Its masks (random draws, a quarter of the peak) stay live from the
   // forward pass to their backward step; what else is live at the last
-  // layer's first backward step must be remade at 12.83 % of the flops at
-  // least. Replaying the generator lowers the cost floor to 0.24 % (a mask's
+  // layer's first backward step must be remade at 13.23 % of the flops at
+  // least. Replaying the generator lowers the cost floor to 0.38 % (a mask's
   // empty_like remade without the tensor it was shaped after).
   const std::string graph = data_dir + "/transformer_train_b32.json";
   const std::uint64_t budget = 969346052 / 2;  // half the proved best peak
   const auto kept = nlohmann::json::parse(plan("rewrite " + graph + " --budget " + std::to_string(budget)).out);
-  CHECK(kept["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(12.8303).epsilon(1e-4));
+  CHECK(kept["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(13.2276).epsilon(1e-4));
   CHECK(kept["cost_floor"]["node"] == "gradients/mul_17");
   CHECK(kept["fits"] == true);
   // The block programme costs more there; the rule at idle weight 0.25
@@ -466,7 +466,7 @@ TEST_CASE("rewrite: the transformer at half its best peak costs at least 12.8 % 
   // The floor holds for every plan: without the local search this run stays quick under ASan.
   const auto replayed = nlohmann::json::parse(
       plan("rewrite " + graph + " --replay-random --local-search 0 --budget " + std::to_string(budget)).out);
-  CHECK(replayed["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(0.2383).epsilon(1e-3));
+  CHECK(replayed["cost_floor"]["extra_flops_percent"].get<double>() == doctest::Approx(0.3848).epsilon(1e-3));
   CHECK(replayed["extra_flops"] >= replayed["cost_floor"]["extra_flops"]);
   CHECK(replayed["extra_flops_percent"].get<double>() < 0.43);
 }

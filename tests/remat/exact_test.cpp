@@ -83,7 +83,10 @@ TEST_CASE("remat: the planner's extra flops and the cost floor against the optim
   // and 1.105, issue 35's targets. Before the moves and idle weights, 1.036 and 4.
   CHECK(mean <= 1.02);
   CHECK(worst <= 1.25);
-  CHECK(floor_sum > 0.3 * static_cast<double>(floors));  // a bound that says something: half the optimum, measured
+  // The cost floor: 0.946 of the optimum on average and equal to it 159 times
+  // in 191 since its branch and bound (the best lambda alone: 0.51 and 21).
+  CHECK(floor_sum > 0.9 * static_cast<double>(floors));
+  CHECK(floors_exact >= 150);
   CHECK(floors_zero * 10 < floors);
   CHECK(compared > 150);
   CHECK(missed * 10 < compared);

@@ -2,6 +2,7 @@
 // backward, built here) in about 2 sqrt(n) activations for at most one more
 // forward pass; the floor; plans that fit and say what they cost.
 #include "../rewrite/edges.hpp"
+#include "../support/fewest_extra_flops.hpp"
 
 #include <memopt/io/graph_file.hpp>
 #include <memopt/remat.hpp>
@@ -109,6 +110,36 @@ TEST_CASE("remat: the cost floor is what keeping the fewest activations costs at
   CHECK_FALSE(first.complete);
   CHECK(first.steps_measured == 1);
   CHECK(first.extra_flops <= floor.extra_flops);
+}
+
+TEST_CASE("remat: the cost floor's branch and bound pays for a whole tensor where the best lambda pays for part") {
+  // At g (and h) the live bytes are 171 (g 170, loss 1), so 159 of the 330
+  // remain for a (300 bytes) and b (100), both read later: 241 bytes must go.
+  // Both are remade at a flop a byte, so every lambda bounds the step at 241
+  // flops at best, but no closure frees 241 bytes for less than remaking a
+  // (300). The floor is 300; the optimum (b dropped at a, a at g, each
+  // remade for its gradient) is 400.
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "knapsack", "nodes": [
+    {"name": "x", "op": "parameter", "outputs": [1], "persistent": true},
+    {"name": "b", "op": "layer", "outputs": [100], "flops": 100, "inputs": ["x:0"]},
+    {"name": "sb", "op": "sum", "outputs": [1], "inputs": ["b:0"]},
+    {"name": "a", "op": "layer", "outputs": [300], "flops": 300, "inputs": ["x:0"]},
+    {"name": "sa", "op": "sum", "outputs": [1], "inputs": ["a:0"]},
+    {"name": "loss", "op": "loss", "outputs": [1], "inputs": ["sa:0", "sb:0"]},
+    {"name": "g", "op": "grad", "outputs": [170], "inputs": ["loss:0"]},
+    {"name": "h", "op": "grad", "outputs": [1], "inputs": ["g:0"]},
+    {"name": "ga", "op": "grad", "outputs": [1], "inputs": ["h:0", "a:0"]},
+    {"name": "gb", "op": "grad", "outputs": [1], "inputs": ["ga:0", "b:0"]}], "outputs": ["gb:0"]})");
+  const auto facts = rw::read_facts(g);
+  const auto floor = remat::rematerialisation_cost_floor(facts, 330);
+  CHECK(floor.extra_flops == doctest::Approx(300).epsilon(1e-9));
+  CHECK((facts.name[floor.vertex] == "g" || facts.name[floor.vertex] == "h"));
+  CHECK(memopt::testing::fewest_extra_flops(facts, 330) == 400);
+  const auto r = remat::rematerialize_best(facts, {program(facts.size())}, {.budget = 330});
+  CHECK(r.planned_peak <= 330);
+  CHECK(r.extra_flops == 400);
+  // Stopped after one step and the root of the branch and bound: the best lambda's.
+  CHECK(remat::rematerialisation_cost_floor(facts, 330, {}, 1).extra_flops == doctest::Approx(241).epsilon(1e-9));
 }
 
 TEST_CASE("remat: no plan on a shipped training graph adds less than the cost floor, views, in-place ops and random draws included") {

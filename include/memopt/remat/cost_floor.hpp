@@ -20,10 +20,17 @@
 // lambda is found by intersecting the lines of the cuts at two lambdas
 // (the function is concave and piecewise linear); every lambda tried is a
 // valid bound. Capacities are rounded down to integers (a bound still).
+// Where the best lambda leaves a gap (the cuts on either side of the cap keep
+// too much or pay for much more than the cap asks: one large tensor or five
+// of a quarter its size at the same flops per byte), a branch and bound over
+// the makers closes it: a maker forced copied or kept, each branch bounded by
+// its own best lambda, the cheapest closure within the cap found so far
+// above; what it proves is the least bound of the branches left open.
 // Storages are counted by root, views free; a storage that a random draw or
 // a fed vertex writes is never remade. The bound takes the best step among
 // those tried: all of them within the work limit, most bytes live in one
-// topological order first.
+// topological order first; then the branch and bound, with a work limit of
+// its own, at the steps whose bound may still rise above the best.
 
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/plan.hpp>
@@ -37,7 +44,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <optional>
+#include <queue>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -97,7 +108,9 @@ class cost_cut {
       }
       if (copy[maker] == no_vertex) {
         copy[maker] = boost::add_vertex(g_);
+        makers_.push_back({maker, copy[maker], edges_.size()});
         link(source_, copy[maker], f.flops[maker], 0, false);
+        link(copy[maker], sink_, 0, 0, false);  // forced copied: infinite
         const bool reads_inputs = !reads_shape_only(f, maker);  // else its copy reads no input
         for (const operand& o : f.operands[maker]) {
           const operand q = m.root()[o.vertex][o.port];
@@ -112,12 +125,26 @@ class cost_cut {
     }
   }
 
+  cost_cut(const cost_cut&) = delete;  // its edges point into its own graph
+  cost_cut& operator=(const cost_cut&) = delete;
+
   [[nodiscard]] std::size_t size() const noexcept { return edges_.size(); }
+
+  /// The makers a copy may remake, in the order the network met them.
+  [[nodiscard]] std::size_t num_makers() const noexcept { return makers_.size(); }
+  [[nodiscard]] std::size_t maker(std::size_t k) const { return makers_[k].vertex; }
+  [[nodiscard]] double flops_of(std::size_t k) const { return edges_[makers_[k].edge].flops; }
+
+  /// What the cuts must do with a maker: choose, copy it, or keep its storages.
+  enum class forced : std::uint8_t { free, copied, kept };
+  /// By maker (num_makers()); empty: all free.
+  void force(std::vector<forced> makers) { forced_ = std::move(makers); }
 
   struct cut {
     double value = 0;  ///< a lower bound of min flops + lambda bytes
     double flops = 0;  ///< of the cut found
     double bytes = 0;
+    std::vector<bool> copied;  ///< by maker
   };
 
   /// The minimum cut at lambda: flops + lambda bytes, capacities rounded
@@ -134,6 +161,10 @@ class cost_cut {
                             : bytes_only ? static_cast<std::int64_t>(e.bytes)
                                          : static_cast<std::int64_t>(std::floor((e.flops + lambda * static_cast<double>(e.bytes)) / unit));
       capacity[e.backward] = 0;
+    }
+    for (std::size_t k = 0; k < forced_.size(); ++k) {  // copied: joined to the sink; kept: to the source
+      if (forced_[k] == forced::copied) capacity[edges_[makers_[k].edge + 1].forward] = infinite;
+      if (forced_[k] == forced::kept) capacity[edges_[makers_[k].edge].forward] = infinite;
     }
     const auto flow = boost::boykov_kolmogorov_max_flow(g_, source_, sink_);
     // The source side: what the residual network reaches from the source.
@@ -158,10 +189,17 @@ class cost_cut {
       c.flops += e.flops;
       c.bytes += static_cast<double>(e.bytes);
     }
+    c.copied.resize(makers_.size());
+    for (std::size_t k = 0; k < makers_.size(); ++k) c.copied[k] = !reached[makers_[k].copy];
     return c;
   }
 
  private:
+  struct remade_by {
+    std::size_t vertex;
+    std::size_t copy;  ///< its node
+    std::size_t edge;  ///< in edges_: source to copy, then copy to sink
+  };
   struct edge {
     traits::edge_descriptor forward;
     traits::edge_descriptor backward;
@@ -192,36 +230,107 @@ class cost_cut {
   std::size_t source_ = 0;
   std::size_t sink_ = 0;
   std::vector<edge> edges_;
+  std::vector<remade_by> makers_;
+  std::vector<forced> forced_;
   double total_flops_ = 0;
   double total_bytes_ = 0;
 };
 
+/// What the best lambda shows of one step: a bound, the cheapest closure
+/// found within the cap (infinite: none), and the cuts on either side of it.
+struct lambda_bound {
+  double bound = 0;
+  double within_cap = std::numeric_limits<double>::infinity();
+  cost_cut::cut low;   ///< keeps more than the cap
+  cost_cut::cut high;  ///< keeps at most the cap
+};
+
 /// The best bound of one step: the lines of the cuts at two lambdas, one
 /// keeping more than `cap`, one less, intersected until no cut lies below the
-/// intersection. `work` counts network edges per cut solved.
-inline double step_cost_floor(cost_cut& network, double cap, std::size_t& work) {
+/// intersection. `work` counts network edges per cut solved. Infinite when
+/// even the cut of fewest bytes keeps more than `cap`.
+inline lambda_bound best_lambda(cost_cut& network, double cap, std::size_t& work) {
+  lambda_bound r;
+  cost_cut::cut mid;
   const auto bound_at = [&](double lambda, cost_cut::cut& c) {
     c = network.solve(lambda);
     work += network.size();
+    if (c.bytes <= cap) r.within_cap = std::min(r.within_cap, c.flops);
     return std::max(0.0, c.value - lambda * cap);
   };
-  // Keeping everything needs more than cap (the caller checked), so the
-  // cheapest cut at lambda 0 keeps more than cap; the cut of fewest bytes
-  // keeps at most cap, or no plan fits.
-  cost_cut::cut low, high, mid;
-  double best = bound_at(0, low);
-  high = network.solve(std::numeric_limits<double>::infinity());
-  work += network.size();
-  if (high.value > cap) return std::numeric_limits<double>::infinity();
-  for (int round = 0; round < 40 && low.bytes > high.bytes; ++round) {
-    const double lambda = (high.flops - low.flops) / (low.bytes - high.bytes);
-    if (!(lambda > 0) || !std::isfinite(lambda)) break;
-    best = std::max(best, bound_at(lambda, mid));
-    // The intersection's value is reached: lambda is the best.
-    if (mid.flops + lambda * mid.bytes >= low.flops + lambda * low.bytes - 1e-9 * (low.flops + lambda * low.bytes)) break;
-    (mid.bytes > cap ? low : high) = mid;
+  r.bound = bound_at(0, r.low);
+  if (r.low.bytes <= cap) {  // the forced copies alone make room
+    r.high = r.low;
+    return r;
   }
-  return best;
+  r.high = network.solve(std::numeric_limits<double>::infinity());
+  work += network.size();
+  if (r.high.value > cap) {
+    r.bound = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  r.within_cap = r.high.flops;
+  for (int round = 0; round < 40 && r.low.bytes > r.high.bytes; ++round) {
+    const double lambda = (r.high.flops - r.low.flops) / (r.low.bytes - r.high.bytes);
+    if (!(lambda > 0) || !std::isfinite(lambda)) break;
+    r.bound = std::max(r.bound, bound_at(lambda, mid));
+    // The intersection's value is reached: lambda is the best.
+    if (mid.flops + lambda * mid.bytes >= r.low.flops + lambda * r.low.bytes - 1e-9 * (r.low.flops + lambda * r.low.bytes)) break;
+    (mid.bytes > cap ? r.low : r.high) = std::move(mid);
+  }
+  return r;
+}
+
+/// The step's bound closed by branch and bound: best first over the makers
+/// the cuts either side of the cap disagree on (most flops first), each
+/// branch bounded by its best lambda, until the least open bound meets the
+/// cheapest closure found or `work` reaches `work_limit`. Returns the least
+/// open bound (at least `root.bound`, at most the cheapest closure).
+inline double closed_bound(cost_cut& network, double cap, lambda_bound root, std::size_t& work,
+                           std::size_t work_limit) {
+  using forced = cost_cut::forced;
+  struct branch {
+    double bound;
+    std::size_t made;  ///< ties: the branch made first
+    std::vector<forced> makers;
+    lambda_bound cuts;
+    bool operator<(const branch& other) const {  // the queue's top: the least bound
+      return std::tie(bound, made) > std::tie(other.bound, other.made);
+    }
+  };
+  double cheapest = root.within_cap;
+  std::size_t made = 0;
+  std::priority_queue<branch> open;
+  open.push({root.bound, made++, std::vector<forced>(network.num_makers(), forced::free), std::move(root)});
+  const auto split_on = [&](const branch& b) {  // most flops among the makers the two cuts disagree on
+    std::size_t chosen = network.num_makers();
+    for (std::size_t k = 0; k < network.num_makers(); ++k) {
+      if (b.makers[k] != forced::free || b.cuts.low.copied[k] == b.cuts.high.copied[k]) continue;
+      if (chosen == network.num_makers() || network.flops_of(k) > network.flops_of(chosen)) chosen = k;
+    }
+    return chosen;
+  };
+  double unsplit = std::numeric_limits<double>::infinity();  // the least bound of branches no cut splits
+  while (!open.empty() && open.top().bound < std::min(cheapest, unsplit) && work < work_limit) {
+    branch b = open.top();
+    open.pop();
+    const std::size_t k = split_on(b);
+    if (k == network.num_makers()) {
+      unsplit = b.bound;
+      continue;
+    }
+    for (const forced way : {forced::copied, forced::kept}) {
+      std::vector<forced> makers = b.makers;
+      makers[k] = way;
+      network.force(makers);
+      lambda_bound cuts = best_lambda(network, cap, work);
+      cheapest = std::min(cheapest, cuts.within_cap);
+      const double bound = std::max(cuts.bound, b.bound);
+      if (bound < cheapest) open.push({bound, made++, std::move(makers), std::move(cuts)});
+    }
+  }
+  network.force({});
+  return std::min({cheapest, unsplit, open.empty() ? cheapest : open.top().bound});
 }
 
 /// By step: the transient bytes made before it and read after it in the
@@ -259,7 +368,7 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
 /// floor.hpp, or a step whose fewest kept bytes exceed it). Steps are
 /// tried until the work (vertices and operands visited per step, network
 /// edges per cut) reaches `work_limit` (0: no limit); the first step is
-/// always tried. Throws bad_plan_error for a cyclic graph or a fed vertex
+/// always tried. The branch and bound then has `work_limit` of its own. Throws bad_plan_error for a cyclic graph or a fed vertex
 /// that does not exist.
 [[nodiscard]] inline remat_cost_floor rematerialisation_cost_floor(const graph_facts& f, std::uint64_t budget,
                                                                    const remat_options& options = {},
@@ -282,23 +391,19 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
     for (const tensor_output& out : f.outputs[u]) always_free[u].push_back(f.persistent[u] || out.bytes == 0);
   }
   std::vector<std::vector<bool>> free;
-  for (const std::size_t v : steps) {
-    if (work_limit != 0 && work >= work_limit) {
-      floor.complete = false;
-      break;
-    }
-    ++floor.steps_measured;
-    work += step_work;
+  // Step v's network, with the live bytes every plan holds there (`base`);
+  // none when what it needs fits, or when the base alone exceeds the budget.
+  // Built in place: the network's edges point into it.
+  const auto network_at = [&](std::size_t v, std::uint64_t& base, std::optional<detail::cost_cut>& network) {
+    network.reset();
     const std::vector<operand> live = measure.live_at(v);
-    std::uint64_t base = 0;
+    base = 0;
     free = always_free;
     for (const operand& r : live) {
       base += measure.bytes_of(r);
       free[r.vertex][r.port] = true;
     }
-    if (base > budget) {
-      return {std::numeric_limits<double>::infinity(), v, floor.steps_measured, floor.complete};
-    }
+    if (base > budget) return;
     // Storages made before v (by an ancestor) and read after it (by a descendant).
     std::vector<operand> needed;
     std::uint64_t needed_bytes = 0;
@@ -313,12 +418,51 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
       }
     }
     for (const operand& r : needed) free[r.vertex][r.port] = false;
-    if (base + needed_bytes <= budget) continue;  // all of it fits: nothing to remake here
-    detail::cost_cut network(f, measure, needed, free);
-    const double bound = detail::step_cost_floor(network, static_cast<double>(budget - base), work);
+    if (base + needed_bytes <= budget) return;  // all of it fits: nothing to remake here
+    network.emplace(f, measure, needed, free);
+  };
+  struct step_bounds {
+    std::size_t vertex;
+    double bound;
+    double within_cap;  ///< the cheapest closure a cut found
+  };
+  std::vector<step_bounds> measured;
+  std::optional<detail::cost_cut> network;
+  for (const std::size_t v : steps) {
+    if (work_limit != 0 && work >= work_limit) {
+      floor.complete = false;
+      break;
+    }
+    ++floor.steps_measured;
+    work += step_work;
+    std::uint64_t base = 0;
+    network_at(v, base, network);
+    if (base > budget) return {std::numeric_limits<double>::infinity(), v, floor.steps_measured, floor.complete};
+    if (!network) continue;
+    const auto cuts = detail::best_lambda(*network, static_cast<double>(budget - base), work);
+    measured.push_back({v, cuts.bound, cuts.within_cap});
+    if (cuts.bound > floor.extra_flops) {
+      floor.extra_flops = cuts.bound;
+      floor.vertex = v;
+    }
+  }
+  // The branch and bound, at the steps whose bound may still rise above the
+  // best (their cheapest closure is above it), highest bound first.
+  std::ranges::stable_sort(measured, std::greater<>(), &step_bounds::bound);
+  std::size_t closing_work = 0;
+  for (const step_bounds& step : measured) {
+    if (std::isinf(floor.extra_flops) || (work_limit != 0 && closing_work >= work_limit)) break;
+    if (step.within_cap <= floor.extra_flops) continue;
+    closing_work += step_work;
+    std::uint64_t base = 0;
+    network_at(step.vertex, base, network);
+    const double cap = static_cast<double>(budget - base);
+    auto root = detail::best_lambda(*network, cap, closing_work);
+    const double bound = detail::closed_bound(*network, cap, std::move(root), closing_work,
+                                              work_limit == 0 ? std::numeric_limits<std::size_t>::max() : work_limit);
     if (bound > floor.extra_flops) {
       floor.extra_flops = bound;
-      floor.vertex = v;
+      floor.vertex = step.vertex;
     }
   }
   return floor;
