@@ -110,7 +110,6 @@ class cost_cut {
         copy[maker] = boost::add_vertex(g_);
         makers_.push_back({maker, copy[maker], edges_.size()});
         link(source_, copy[maker], f.flops[maker], 0, false);
-        link(copy[maker], sink_, 0, 0, false);  // forced copied: infinite
         const bool reads_inputs = !reads_shape_only(f, maker);  // else its copy reads no input
         for (const operand& o : f.operands[maker]) {
           const operand q = m.root()[o.vertex][o.port];
@@ -137,8 +136,15 @@ class cost_cut {
 
   /// What the cuts must do with a maker: choose, copy it, or keep its storages.
   enum class forced : std::uint8_t { free, copied, kept };
-  /// By maker (num_makers()); empty: all free.
-  void force(std::vector<forced> makers) { forced_ = std::move(makers); }
+  /// By maker (num_makers()); empty: all free. The first call joins each
+  /// maker's copy to the sink (the edge a forced copy fills).
+  void force(std::vector<forced> makers) {
+    if (sink_edges_ == 0) {
+      sink_edges_ = edges_.size();
+      for (const remade_by& m : makers_) link(m.copy, sink_, 0, 0, false);
+    }
+    forced_ = std::move(makers);
+  }
 
   struct cut {
     double value = 0;  ///< a lower bound of min flops + lambda bytes
@@ -163,7 +169,7 @@ class cost_cut {
       capacity[e.backward] = 0;
     }
     for (std::size_t k = 0; k < forced_.size(); ++k) {  // copied: joined to the sink; kept: to the source
-      if (forced_[k] == forced::copied) capacity[edges_[makers_[k].edge + 1].forward] = infinite;
+      if (forced_[k] == forced::copied) capacity[edges_[sink_edges_ + k].forward] = infinite;
       if (forced_[k] == forced::kept) capacity[edges_[makers_[k].edge].forward] = infinite;
     }
     const auto flow = boost::boykov_kolmogorov_max_flow(g_, source_, sink_);
@@ -198,7 +204,7 @@ class cost_cut {
   struct remade_by {
     std::size_t vertex;
     std::size_t copy;  ///< its node
-    std::size_t edge;  ///< in edges_: source to copy, then copy to sink
+    std::size_t edge;  ///< in edges_: source to copy
   };
   struct edge {
     traits::edge_descriptor forward;
@@ -232,6 +238,7 @@ class cost_cut {
   std::vector<edge> edges_;
   std::vector<remade_by> makers_;
   std::vector<forced> forced_;
+  std::size_t sink_edges_ = 0;  ///< in edges_: the first of the copies' edges to the sink, once forced
   double total_flops_ = 0;
   double total_bytes_ = 0;
 };
@@ -329,7 +336,6 @@ inline double closed_bound(cost_cut& network, double cap, lambda_bound root, std
       if (bound < cheapest) open.push({bound, made++, std::move(makers), std::move(cuts)});
     }
   }
-  network.force({});
   return std::min({cheapest, unsplit, open.empty() ? cheapest : open.top().bound});
 }
 
