@@ -5,6 +5,7 @@
 // rewrite::check_plan validates and rewrite::apply builds; the floors bound
 // the peak and the extra flops any plan can reach. Namespace memopt::remat.
 
+#include <memopt/remat/best.hpp>
 #include <memopt/remat/block_chain.hpp>
 #include <memopt/remat/block_programme.hpp>
 #include <memopt/remat/chain.hpp>

@@ -6,7 +6,8 @@
 
 #include <memopt/heap.hpp>
 #include <memopt/liveness.hpp>
-#include <memopt/remat/rematerialize.hpp>
+#include <memopt/remat.hpp>
+#include <memopt/rewrite.hpp>
 #include <memopt/schedule.hpp>
 #include <memopt/share.hpp>
 
