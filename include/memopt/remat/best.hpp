@@ -53,7 +53,6 @@ class eviction_runs {
  public:
   eviction_runs(const graph_facts& f, std::size_t orders, const remat_options& options) {
     constexpr double bounded_rebuild_ratio = 4;
-    constexpr std::size_t extra_work = 500'000;
     ratios_.push_back(std::min(options.max_rebuild_ratio, bounded_rebuild_ratio));
     if (options.max_rebuild_ratio > bounded_rebuild_ratio) ratios_.push_back(options.max_rebuild_ratio);
     std::size_t edges = 0;
@@ -79,16 +78,19 @@ class eviction_runs {
   /// The vertices and edges one round of runs over every order visits.
   [[nodiscard]] std::size_t run_work() const { return run_work_; }
 
+  /// Whether `best` misses `budget` or costs more than 1 % of the graph's
+  /// flops, on a graph whose runs stay within the work limit of the extras.
+  [[nodiscard]] bool costly_and_small(const remat_result& best, std::uint64_t budget) const {
+    return run_work_ <= extra_work && costly(best, budget);
+  }
+
   /// Runs the planner with `o` (o.budget the target; by rules other than
   /// o's too unless `one_rule`) and hands each plan to offer(plan); best()
   /// is the best plan so far for `budget`.
   template <class Naming, class Offer, class Best>
   void run(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders, remat_options o,
            const Naming& naming, std::uint64_t budget, Offer&& offer, Best&& best, bool one_rule = false) const {
-    const auto costly = [&] {
-      const remat_result& b = best();
-      return b.planned_peak > budget || b.extra_flops > total_flops_ / 100;
-    };
+    const auto costly = [&] { return this->costly(best(), budget); };
     const auto over_orders = [&] {
       for (const auto& order : orders) offer(rematerialize(f, order, o, naming));
     };
@@ -125,6 +127,12 @@ class eviction_runs {
   }
 
  private:
+  static constexpr std::size_t extra_work = 500'000;
+
+  [[nodiscard]] bool costly(const remat_result& best, std::uint64_t budget) const {
+    return best.planned_peak > budget || best.extra_flops > total_flops_ / 100;
+  }
+
   std::vector<double> ratios_;
   std::vector<eviction_rule> more_rules_;  // for plans that cost much or do not fit, within a work limit
   std::vector<double> more_ratios_;        // the same
@@ -294,6 +302,26 @@ template <rewrite_naming Naming>
       const double beat = best.planned_peak <= options.budget ? best.extra_flops : std::numeric_limits<double>::infinity();
       if (auto r = rematerialize_blocks(f, *blocks, options.budget, naming, 8, beat)) offer(std::move(*r), options.budget);
     } catch (const bad_plan_error&) {  // a rerun would read a storage in another state (in-place writes)
+    }
+  }
+  // What the cost floor's cheapest way to make room at its step copies, and
+  // what costs nothing (views): at the floor's cost no plan is cheaper.
+  if (options.cost_floor_copies && runs.costly_and_small(leaders.front(), options.budget)) {
+    const auto floor = rematerialisation_cost_floor(f, options.budget, options);
+    std::vector<bool> copied(f.size(), false);
+    for (const std::size_t v : floor.cheapest_copies) copied[v] = true;
+    remat_options o = options;
+    o.may_recompute = [&](std::size_t v) {
+      return (copied[v] || f.flops[v] == 0) && (!options.may_recompute || options.may_recompute(v));
+    };
+    std::optional<remat_result> guided_best;  // drives the runs' extras (deeper rebuilds where none fits)
+    const auto guided = [&](remat_result r) {
+      r.method += ", only the cost floor's copies";
+      if (!guided_best || better(r, *guided_best, options.budget)) guided_best = r;
+      offer(std::move(r), options.budget);
+    };
+    if (!floor.cheapest_copies.empty()) {
+      runs.run(f, orders, o, naming, options.budget, guided, [&]() -> const remat_result& { return *guided_best; }, true);
     }
   }
   // Then the best plans that fit `bound` without the copies they can do

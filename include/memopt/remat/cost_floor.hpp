@@ -59,6 +59,11 @@ struct remat_cost_floor {
   std::size_t vertex = no_vertex;  ///< the step that shows it (none when 0)
   std::size_t steps_measured = 0;  ///< steps tried, of the graph's
   bool complete = true;            ///< final: every step was tried, or one shows no plan fits (else the work limit stopped it)
+  /// At `vertex`: the makers the cheapest way found to make room there copies
+  /// (after it), and their flops, no fewer than extra_flops; a plan that
+  /// recomputes only these may fit (rematerialize_best tries one).
+  std::vector<std::size_t> cheapest_copies;
+  double cheapest_copies_flops = std::numeric_limits<double>::infinity();
 };
 
 namespace detail {
@@ -243,11 +248,25 @@ class cost_cut {
   double total_bytes_ = 0;
 };
 
+/// The cheapest closure found within a step's cap: its flops (infinite:
+/// none yet) and its copies, by maker.
+struct closure {
+  double flops = std::numeric_limits<double>::infinity();
+  std::vector<bool> copied;
+
+  void offer(const cost_cut::cut& c, double cap) {
+    if (c.bytes <= cap && c.flops < flops) {
+      flops = c.flops;
+      copied = c.copied;
+    }
+  }
+};
+
 /// What the best lambda shows of one step: a bound, the cheapest closure
-/// found within the cap (infinite: none), and the cuts on either side of it.
+/// found within the cap, and the cuts on either side of it.
 struct lambda_bound {
   double bound = 0;
-  double within_cap = std::numeric_limits<double>::infinity();
+  closure cheapest;
   cost_cut::cut low;   ///< keeps more than the cap
   cost_cut::cut high;  ///< keeps at most the cap
 };
@@ -262,7 +281,7 @@ inline lambda_bound best_lambda(cost_cut& network, double cap, std::size_t& work
   const auto bound_at = [&](double lambda, cost_cut::cut& c) {
     c = network.solve(lambda);
     work += network.size();
-    if (c.bytes <= cap) r.within_cap = std::min(r.within_cap, c.flops);
+    r.cheapest.offer(c, cap);
     return std::max(0.0, c.value - lambda * cap);
   };
   r.bound = bound_at(0, r.low);
@@ -276,7 +295,7 @@ inline lambda_bound best_lambda(cost_cut& network, double cap, std::size_t& work
     r.bound = std::numeric_limits<double>::infinity();
     return r;
   }
-  r.within_cap = r.high.flops;
+  r.cheapest.offer(r.high, cap);
   for (int round = 0; round < 40 && r.low.bytes > r.high.bytes; ++round) {
     const double lambda = (r.high.flops - r.low.flops) / (r.low.bytes - r.high.bytes);
     if (!(lambda > 0) || !std::isfinite(lambda)) break;
@@ -292,8 +311,9 @@ inline lambda_bound best_lambda(cost_cut& network, double cap, std::size_t& work
 /// the cuts either side of the cap disagree on (most flops first), each
 /// branch bounded by its best lambda, until the least open bound meets the
 /// cheapest closure found or `work` reaches `work_limit`. Returns the least
-/// open bound (at least `root.bound`, at most the cheapest closure).
-inline double closed_bound(cost_cut& network, double cap, lambda_bound root, std::size_t& work,
+/// open bound (at least `root.bound`, at most the cheapest closure), and
+/// leaves the cheapest closure in `cheapest`.
+inline double closed_bound(cost_cut& network, double cap, lambda_bound root, closure& cheapest, std::size_t& work,
                            std::size_t work_limit) {
   using forced = cost_cut::forced;
   struct branch {
@@ -305,7 +325,7 @@ inline double closed_bound(cost_cut& network, double cap, lambda_bound root, std
       return std::tie(bound, made) > std::tie(other.bound, other.made);
     }
   };
-  double cheapest = root.within_cap;
+  cheapest = root.cheapest;
   std::size_t made = 0;
   std::priority_queue<branch> open;
   open.push({root.bound, made++, std::vector<forced>(network.num_makers(), forced::free), std::move(root)});
@@ -318,7 +338,7 @@ inline double closed_bound(cost_cut& network, double cap, lambda_bound root, std
     return chosen;
   };
   double unsplit = std::numeric_limits<double>::infinity();  // the least bound of branches no cut splits
-  while (!open.empty() && open.top().bound < std::min(cheapest, unsplit) && work < work_limit) {
+  while (!open.empty() && open.top().bound < std::min(cheapest.flops, unsplit) && work < work_limit) {
     branch b = open.top();
     open.pop();
     const std::size_t k = split_on(b);
@@ -331,12 +351,12 @@ inline double closed_bound(cost_cut& network, double cap, lambda_bound root, std
       makers[k] = way;
       network.force(makers);
       lambda_bound cuts = best_lambda(network, cap, work);
-      cheapest = std::min(cheapest, cuts.within_cap);
+      if (cuts.cheapest.flops < cheapest.flops) cheapest = cuts.cheapest;
       const double bound = std::max(cuts.bound, b.bound);
-      if (bound < cheapest) open.push({bound, made++, std::move(makers), std::move(cuts)});
+      if (bound < cheapest.flops) open.push({bound, made++, std::move(makers), std::move(cuts)});
     }
   }
-  return std::min({cheapest, unsplit, open.empty() ? cheapest : open.top().bound});
+  return std::min({cheapest.flops, unsplit, open.empty() ? cheapest.flops : open.top().bound});
 }
 
 /// By step: the transient bytes made before it and read after it in the
@@ -430,10 +450,22 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
   struct step_bounds {
     std::size_t vertex;
     double bound;
-    double within_cap;  ///< the cheapest closure a cut found
+    double cheapest;  ///< the flops of the cheapest closure a cut found
   };
   std::vector<step_bounds> measured;
   std::optional<detail::cost_cut> network;
+  // A step's bound: the floor's when above it (or its step's, with a cheaper closure).
+  const auto record = [&](std::size_t v, double bound, const detail::closure& cheapest) {
+    const bool same_step = v == floor.vertex && bound == floor.extra_flops;
+    if (!(bound > floor.extra_flops) && !(same_step && cheapest.flops < floor.cheapest_copies_flops)) return;
+    floor.extra_flops = bound;
+    floor.vertex = v;
+    floor.cheapest_copies.clear();
+    floor.cheapest_copies_flops = cheapest.flops;
+    for (std::size_t k = 0; k < cheapest.copied.size(); ++k) {
+      if (cheapest.copied[k]) floor.cheapest_copies.push_back(network->maker(k));
+    }
+  };
   for (const std::size_t v : steps) {
     if (work_limit != 0 && work >= work_limit) {
       floor.complete = false;
@@ -446,11 +478,8 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
     if (base > budget) return {std::numeric_limits<double>::infinity(), v, floor.steps_measured, floor.complete};
     if (!network) continue;
     const auto cuts = detail::best_lambda(*network, static_cast<double>(budget - base), work);
-    measured.push_back({v, cuts.bound, cuts.within_cap});
-    if (cuts.bound > floor.extra_flops) {
-      floor.extra_flops = cuts.bound;
-      floor.vertex = v;
-    }
+    measured.push_back({v, cuts.bound, cuts.cheapest.flops});
+    record(v, cuts.bound, cuts.cheapest);
   }
   // The branch and bound, at the steps whose bound may still rise above the
   // best (their cheapest closure is above it), highest bound first.
@@ -458,18 +487,16 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
   std::size_t closing_work = 0;
   for (const step_bounds& step : measured) {
     if (std::isinf(floor.extra_flops) || (work_limit != 0 && closing_work >= work_limit)) break;
-    if (step.within_cap <= floor.extra_flops) continue;
+    if (step.cheapest <= floor.extra_flops) continue;
     closing_work += step_work;
     std::uint64_t base = 0;
     network_at(step.vertex, base, network);
     const double cap = static_cast<double>(budget - base);
     auto root = detail::best_lambda(*network, cap, closing_work);
-    const double bound = detail::closed_bound(*network, cap, std::move(root), closing_work,
+    detail::closure cheapest;
+    const double bound = detail::closed_bound(*network, cap, std::move(root), cheapest, closing_work,
                                               work_limit == 0 ? std::numeric_limits<std::size_t>::max() : work_limit);
-    if (bound > floor.extra_flops) {
-      floor.extra_flops = bound;
-      floor.vertex = step.vertex;
-    }
+    record(step.vertex, bound, cheapest);
   }
   return floor;
 }

@@ -88,6 +88,10 @@ struct remat_options {
   /// rematerialize_best's local search: at most this many trials (each the
   /// eviction runs again), fewer on large graphs; 0: none.
   std::size_t local_search_trials = 48;
+  /// rematerialize_best, where its plan misses or costs more than 1 % of the
+  /// flops: also the eviction runs recomputing only the cost floor's cheapest
+  /// copies at its step and what costs no flops (views).
+  bool cost_floor_copies = true;
 };
 
 struct remat_result {
