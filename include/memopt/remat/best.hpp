@@ -373,7 +373,11 @@ template <rewrite_naming Naming>
 /// erratically with the bound and the rule), then, where no plan fits,
 /// rebuilds walking four times as deep (within the same work limit); of the
 /// exact schedule when the graph is a chain (chain.hpp) and of the block
-/// programme's when it is a chain of blocks (block_chain.hpp): one that fits
+/// programme's when it is a chain of blocks (block_chain.hpp); where the plan
+/// still costs more than 1 % or misses (within the same work limit), of the
+/// runs allowed to recompute only the makers of the cost floor's cheapest
+/// closure at its step and what costs no flops (cost_floor.hpp; at the
+/// floor's cost such a plan is the cheapest there is): one that fits
 /// the budget before one that does not; of those that fit, the fewest extra
 /// flops; of the others, the lowest peak, then the fewest flops.
 /// When none fits, the planner also aims lower (a run that misses its target

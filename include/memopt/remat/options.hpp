@@ -106,7 +106,8 @@ struct remat_result {
   /// "blocks" (solve_blocks) or "runs" (plan_of_runs on a caller's runs),
   /// then ", idle weight W" for an eviction plan whose idle_weight is not 1
   /// and ", only bytes lacking" for one that counted only those (rule_name),
-  /// then ", local search (N moves)" when rematerialize_best's local search
+  /// then ", only the cost floor's copies" for one allowed to recompute only
+  /// those (remat_options::cost_floor_copies), then ", local search (N moves)" when rematerialize_best's local search
   /// changed the plan N times (a vertex kept from being recomputed, retained,
   /// its inputs retained, or kept longer), then ", pruned" when copies it
   /// could do without were dropped.
