@@ -50,12 +50,7 @@ TEST_CASE("checkmate: the programme's optimum is the exhaustive search's on 100 
   std::size_t equal = 0, solved = 0;
   for (int trial = 0; trial < 100; ++trial) {
     INFO("trial " << trial);
-    const auto g = memopt::testing::training_graph(rng, 3 + static_cast<std::size_t>(trial % 3));
-    const auto facts = rw::read_facts(g);
-    const auto program = program_order(facts);
-    const auto before = memopt::liveness(g, std::span<const std::size_t>(program)).peak_bytes;
-    const auto floor = remat::rematerialisation_floor(facts).bytes;
-    const std::uint64_t budget = std::uniform_int_distribution<std::uint64_t>(floor, before)(rng);
+    const auto [g, facts, program, budget] = memopt::testing::budgeted_training_graph(rng, 3 + static_cast<std::size_t>(trial % 3));
     const double exact = memopt::testing::fewest_extra_flops(facts, budget);
     const auto c = memopt::testing::checkmate(facts, program, remat::detail::recomputable_vertices(facts, {}), budget);
     REQUIRE(c.status != checkmate_result::outcome::unknown);

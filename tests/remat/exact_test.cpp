@@ -34,13 +34,7 @@ TEST_CASE("remat: the planner's extra flops and the cost floor against the optim
   double floor_sum = 0;
   for (int trial = 0; trial < 300; ++trial) {
     INFO("trial " << trial);
-    const auto g = memopt::testing::training_graph(rng, 3 + static_cast<std::size_t>(trial % 4));
-    const auto facts = rw::read_facts(g);
-    std::vector<std::size_t> program(facts.size());
-    for (std::size_t v = 0; v < program.size(); ++v) program[v] = v;
-    const auto before = memopt::liveness(g, std::span<const std::size_t>(program)).peak_bytes;
-    const auto floor = remat::rematerialisation_floor(facts).bytes;
-    const std::uint64_t budget = std::uniform_int_distribution<std::uint64_t>(floor, before)(rng);
+    const auto [g, facts, program, budget] = memopt::testing::budgeted_training_graph(rng, 3 + static_cast<std::size_t>(trial % 4));
     const double exact = memopt::testing::fewest_extra_flops(facts, budget);
     const double cost_floor = remat::rematerialisation_cost_floor(facts, budget).extra_flops;
     CHECK(cost_floor <= exact * (1 + 1e-9));
@@ -100,13 +94,8 @@ TEST_CASE("remat: plans recomputing only the cost floor's copies, on 300 small r
   std::size_t cheaper = 0, at_floor = 0;
   for (int trial = 0; trial < 300; ++trial) {
     INFO("trial " << trial);
-    const auto g = memopt::testing::training_graph(rng, 3 + static_cast<std::size_t>(trial % 4));
-    const auto facts = rw::read_facts(g);
-    std::vector<std::size_t> program(facts.size());
-    for (std::size_t v = 0; v < program.size(); ++v) program[v] = v;
-    const auto before = memopt::liveness(g, std::span<const std::size_t>(program)).peak_bytes;
-    const auto floor = remat::rematerialisation_floor(facts).bytes;
-    remat::remat_options options{.budget = std::uniform_int_distribution<std::uint64_t>(floor, before)(rng)};
+    const auto [g, facts, program, budget] = memopt::testing::budgeted_training_graph(rng, 3 + static_cast<std::size_t>(trial % 4));
+    remat::remat_options options{.budget = budget};
     options.local_search_trials = 0;
     const auto with = remat::rematerialize_best(facts, {program}, options);
     options.cost_floor_copies = false;

@@ -5,10 +5,15 @@
 // one output per vertex, no views, the last gradient the graph's output.
 
 #include <memopt/io/graph_file.hpp>
+#include <memopt/liveness.hpp>
+#include <memopt/remat/floor.hpp>
+#include <memopt/rewrite/graph.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +55,27 @@ inline memopt::io::file_graph training_graph(std::mt19937_64& rng, std::size_t k
   }
   return memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "training", "nodes": )" + nodes +
                                  R"(], "outputs": ["b1:0"]})");
+}
+
+/// A training_graph(rng, k), its facts and program order, and a budget drawn
+/// between its rematerialisation floor and the program order's peak: the
+/// setting of the tests against the optimum.
+struct budgeted_training {
+  memopt::io::file_graph graph;
+  memopt::rewrite::graph_facts facts;
+  std::vector<std::size_t> program;
+  std::uint64_t budget = 0;
+};
+
+inline budgeted_training budgeted_training_graph(std::mt19937_64& rng, std::size_t k) {
+  budgeted_training t{.graph = training_graph(rng, k)};
+  t.facts = memopt::rewrite::read_facts(t.graph);
+  t.program.resize(t.facts.size());
+  for (std::size_t v = 0; v < t.program.size(); ++v) t.program[v] = v;
+  const auto peak = memopt::liveness(t.graph, std::span<const std::size_t>(t.program)).peak_bytes;
+  const auto floor = memopt::remat::rematerialisation_floor(t.facts).bytes;
+  t.budget = std::uniform_int_distribution<std::uint64_t>(floor, peak)(rng);
+  return t;
 }
 
 }  // namespace memopt::testing
