@@ -394,8 +394,9 @@ inline std::vector<std::uint64_t> bytes_across(const graph_facts& f, const step_
 /// floor.hpp, or a step whose fewest kept bytes exceed it). Steps are
 /// tried until the work (vertices and operands visited per step, network
 /// edges per cut) reaches `work_limit` (0: no limit); the first step is
-/// always tried. The branch and bound then has `work_limit` of its own. Throws bad_plan_error for a cyclic graph or a fed vertex
-/// that does not exist.
+/// always tried. The branch and bound then has `work_limit` of its own.
+/// Throws bad_plan_error for a cyclic graph or a fed vertex that does not
+/// exist.
 [[nodiscard]] inline remat_cost_floor rematerialisation_cost_floor(const graph_facts& f, std::uint64_t budget,
                                                                    const remat_options& options = {},
                                                                    std::size_t work_limit = 10'000'000) {
