@@ -499,7 +499,8 @@ inline remat_curve remat_curve_points(const io::file_graph& g, const rewrite::gr
   for (int k = 0; k <= 10; ++k) {
     options.budget = static_cast<std::uint64_t>(high - (high - low) * k / 10);
     const auto remat = remat::rematerialize_best(facts, orders, options);
-    const double cost_floor = remat::rematerialisation_cost_floor(facts, options.budget, options).extra_flops;
+    const double cost_floor =
+        (remat.cost_floor ? *remat.cost_floor : remat::rematerialisation_cost_floor(facts, options.budget, options)).extra_flops;
     const auto h = rewrite::apply(facts, remat.plan);
     std::vector<std::size_t> order;
     order.reserve(remat.order.size());
@@ -679,10 +680,12 @@ inline rewrite_answer rewrite_json(const io::file_graph& g, const rewrite_reques
   auto config = request.config.value_or(simulation_config{});
   if (!request.config) config.machine.devices[0].memory_bytes = budget;
   std::string method;  // remat: who made the plan
+  std::optional<remat::remat_cost_floor> cost_floor;  // remat: the planner's, when it computed one
   std::optional<seed_guard> guard;  // the seed's passes, unless request.seed_plan
   if (request.mode == "remat") {
     auto planned = remat_plan(g, facts, remat, search);
     method = planned.method;
+    cost_floor = std::move(planned.cost_floor);
     a.report = rewrite::evaluate(facts, planned.plan, search, planned.order);
     a.plan = std::move(planned.plan);
   } else {
@@ -710,9 +713,8 @@ inline rewrite_answer rewrite_json(const io::file_graph& g, const rewrite_reques
   out["nodes_added"] = report.nodes_added;
   const auto floor = remat::rematerialisation_floor(facts, remat);
   out["floor"] = floor_json(facts, floor);
-  std::optional<remat::remat_cost_floor> cost_floor;
   if (request.mode == "remat") {
-    cost_floor = remat::rematerialisation_cost_floor(facts, budget, remat);
+    if (!cost_floor) cost_floor = remat::rematerialisation_cost_floor(facts, budget, remat);
     out["cost_floor"] = cost_floor_json(facts, *cost_floor, total_flops);
   }
   if (report.peak_after > budget) {

@@ -91,15 +91,22 @@ TEST_CASE("remat: plans recomputing only the cost floor's copies, on 300 small r
   // Without the local search, so that the copies the cost floor names are
   // what changes the plan: never worse with them, cheaper on some graphs.
   std::mt19937_64 rng(20261128);
-  std::size_t cheaper = 0, at_floor = 0;
+  std::size_t cheaper = 0, at_floor = 0, floors_handed_back = 0;
   for (int trial = 0; trial < 300; ++trial) {
     INFO("trial " << trial);
     const auto [g, facts, program, budget] = memopt::testing::budgeted_training_graph(rng, 3 + static_cast<std::size_t>(trial % 4));
     remat::remat_options options{.budget = budget};
     options.local_search_trials = 0;
     const auto with = remat::rematerialize_best(facts, {program}, options);
+    if (with.cost_floor) {  // the floor it computed is the one a caller would
+      ++floors_handed_back;
+      const auto floor = remat::rematerialisation_cost_floor(facts, options.budget, options);
+      CHECK(with.cost_floor->extra_flops == floor.extra_flops);
+      CHECK(with.cost_floor->cheapest_copies == floor.cheapest_copies);
+    }
     options.cost_floor_copies = false;
     const auto without = remat::rematerialize_best(facts, {program}, options);
+    CHECK_FALSE(without.cost_floor);
     CHECK_FALSE(remat::detail::better(without, with, options.budget));
     if (with.planned_peak > options.budget) continue;
     CHECK(rw::check_plan(facts, with.plan).empty());
@@ -110,4 +117,5 @@ TEST_CASE("remat: plans recomputing only the cost floor's copies, on 300 small r
   }
   MESSAGE(cheaper << " plans cheaper with the cost floor's copies, " << at_floor << " of them at the cost floor (so optimal)");
   CHECK(cheaper > 0);
+  CHECK(floors_handed_back > cheaper);
 }

@@ -306,10 +306,11 @@ template <rewrite_naming Naming>
   }
   // What the cost floor's cheapest way to make room at its step copies, and
   // what costs nothing (views): at the floor's cost no plan is cheaper.
+  std::optional<remat_cost_floor> floor;  // handed back with the result
   if (options.cost_floor_copies && runs.costly_and_small(leaders.front(), options.budget)) {
-    const auto floor = rematerialisation_cost_floor(f, options.budget, options);
+    floor = rematerialisation_cost_floor(f, options.budget, options);
     std::vector<bool> copied(f.size(), false);
-    for (const std::size_t v : floor.cheapest_copies) copied[v] = true;
+    for (const std::size_t v : floor->cheapest_copies) copied[v] = true;
     remat_options o = options;
     o.may_recompute = [&](std::size_t v) {
       return (copied[v] || f.flops[v] == 0) && (!options.may_recompute || options.may_recompute(v));
@@ -320,7 +321,7 @@ template <rewrite_naming Naming>
       if (!guided_best || better(r, *guided_best, options.budget)) guided_best = r;
       offer(std::move(r), options.budget);
     };
-    if (!floor.cheapest_copies.empty()) {
+    if (!floor->cheapest_copies.empty()) {
       runs.run(f, orders, o, naming, options.budget, guided, [&]() -> const remat_result& { return *guided_best; }, true);
     }
   }
@@ -335,6 +336,7 @@ template <rewrite_naming Naming>
       auto p = detail::without_needless_copies(f, std::move(r), bound, naming, trials);
       if (!cheapest || better(p, *cheapest, bound)) cheapest = std::move(p);
     }
+    cheapest->cost_floor = std::move(floor);
     return std::move(*cheapest);
   };
   if (leaders.front().planned_peak <= options.budget) {

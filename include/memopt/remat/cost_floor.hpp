@@ -50,18 +50,6 @@
 
 namespace memopt::remat {
 
-struct remat_cost_floor {
-  double extra_flops = 0;          ///< no plan within the budget adds fewer
-  std::size_t vertex = no_vertex;  ///< the step that shows it (none when 0)
-  std::size_t steps_measured = 0;  ///< steps tried, of the graph's
-  bool complete = true;            ///< final: every step was tried, or one shows no plan fits (else the work limit stopped it)
-  /// At `vertex`: the makers the cheapest way found to make room there copies
-  /// (after it), and their flops, no fewer than extra_flops; a plan that
-  /// recomputes only these may fit (rematerialize_best tries one).
-  std::vector<std::size_t> cheapest_copies = {};
-  double cheapest_copies_flops = std::numeric_limits<double>::infinity();
-};
-
 namespace detail {
 
 /// By step: the transient bytes made before it and read after it in the

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -94,6 +95,19 @@ struct remat_options {
   bool cost_floor_copies = true;
 };
 
+/// rematerialisation_cost_floor's answer (cost_floor.hpp).
+struct remat_cost_floor {
+  double extra_flops = 0;          ///< no plan within the budget adds fewer
+  std::size_t vertex = no_vertex;  ///< the step that shows it (none when 0)
+  std::size_t steps_measured = 0;  ///< steps tried, of the graph's
+  bool complete = true;            ///< final: every step was tried, or one shows no plan fits (else the work limit stopped it)
+  /// At `vertex`: the makers the cheapest way found to make room there copies
+  /// (after it), and their flops, no fewer than extra_flops; a plan that
+  /// recomputes only these may fit (rematerialize_best tries one).
+  std::vector<std::size_t> cheapest_copies = {};
+  double cheapest_copies_flops = std::numeric_limits<double>::infinity();
+};
+
 struct remat_result {
   rewrite_plan plan;
   std::vector<node_ref> order;  ///< the order to run the rewritten graph in
@@ -112,6 +126,10 @@ struct remat_result {
   /// its inputs retained, or kept longer), then ", pruned" when copies it
   /// could do without were dropped.
   std::string method;
+  /// The cost floor at the budget, with the result's options, when
+  /// rematerialize_best computed it (where its plan misses or is costly):
+  /// a caller that reports the floor need not compute it again.
+  std::optional<remat_cost_floor> cost_floor = {};
 };
 
 namespace detail {
