@@ -9,13 +9,14 @@
 // quadratic on wide graphs. Here ops run in the seed's depth-first order (the
 // graph inputs and weights first, then an op as soon as its last predecessor
 // has, depth first), and "u precedes the op" is answered in near-constant
-// time from facts the walk already holds: u is on the walk's stack (a chain of
-// edges leads from u to the op), or a direct predecessor, or u has been merged
-// (union-find) into one of those: once the last successor of a vertex has
-// run, the vertex is merged into it. A "yes" is always a path in the graph,
-// so every plan passes check_sharing(g, plan); a path the test cannot see
-// costs a missed reuse, never a wrong one. A storage refused because of user
-// u leaves the pool until a successor of u runs (nothing else can change the
+// time from facts the walk already holds: the op is on top of the walk's
+// stack (a chain of edges), so u precedes it when u is the op, or a successor
+// of u is on the stack, or u has been merged (union-find) into such a vertex:
+// once the last successor of a vertex has run, the vertex is merged into it.
+// A "yes" is always a path in the graph, so every plan passes
+// check_sharing(g, plan); a path the test cannot see costs a missed reuse,
+// never a wrong one. A storage refused because of user u leaves the pool
+// until a successor of u enters the stack (nothing else can change the
 // answer), so refusals are not paid for again and again.
 //
 // Among the allowed storages the policy picks (best fit by default), judging
@@ -49,16 +50,17 @@ namespace detail {
 /// predecessor has, depth first. The vertices without predecessors (graph
 /// inputs, weights) and the persistent vertices fed only by those run first,
 /// as the seed's heads and parameters exist before any op; then the walk
-/// descends from each, in that order. on_run(v)
-/// is called for each op, with `on_stack` telling which ops lie on the chain
-/// of edges the walk followed to v. Returns the number of ops run (fewer than
-/// V: the graph has a cycle).
-template <class Persistent, class OnRun>
-std::size_t depth_first_topological(const compact_graph& c, Persistent&& persistent,
-                                    std::vector<bool>& on_stack, OnRun&& on_run) {
+/// descends from each, in that order. on_run(v) is called for each op as it
+/// runs, on_enter(v) and on_leave(v) as it joins and leaves the walk's stack
+/// (the chain of edges the walk followed to the op that runs): an op enters
+/// just before it runs; a first one leaves after it and enters again as the
+/// root of its descent. Returns the number of ops run (fewer than V: the
+/// graph has a cycle).
+template <class Persistent, class OnRun, class OnEnter, class OnLeave>
+std::size_t depth_first_topological(const compact_graph& c, Persistent&& persistent, OnRun&& on_run,
+                                    OnEnter&& on_enter, OnLeave&& on_leave) {
   const std::size_t n = c.num_vertices();
   ready_tracker tracker(c);
-  on_stack.assign(n, false);
   std::vector<bool> started(n, false);
   std::size_t ran = 0;
   const auto run = [&](std::size_t v) {
@@ -71,7 +73,9 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
   std::vector<std::size_t> first;
   tracker.start([&first](std::size_t v) { first.push_back(v); });
   for (std::size_t k = 0; k < first.size(); ++k) {
+    on_enter(first[k]);
     run(first[k]);
+    on_leave(first[k]);
     tracker.ran(first[k], [&](std::size_t w) {
       if (persistent(w)) first.push_back(w);
     });
@@ -82,13 +86,13 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
   };
   std::vector<frame> stack;
   for (const std::size_t root : first) {
-    on_stack[root] = true;
+    on_enter(root);
     stack.push_back({root, 0});
     while (!stack.empty()) {
       frame& top = stack.back();
       const auto successors = c.successors[top.v];
       if (top.next == successors.size()) {
-        on_stack[top.v] = false;
+        on_leave(top.v);
         stack.pop_back();
         continue;
       }
@@ -96,7 +100,7 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
       // The successors of the first vertices were counted down when they ran.
       const bool ready = stack.size() == 1 ? !tracker.waits(w) : tracker.arrived(w);
       if (ready && !started[w]) {
-        on_stack[w] = true;  // before on_run: w lies on its own chain
+        on_enter(w);
         run(w);
         stack.push_back({w, 0});
       }
@@ -106,12 +110,12 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
 }
 
 /// "Does every last user of a storage precede op i?", from the walk's facts:
-/// a user on the walk's stack, a direct predecessor of i, or merged into one
-/// of those: once the last successor of a vertex has run, the vertex is merged
-/// into it (a union-find forest with path halving). A yes is always a path of
-/// the graph. A storage refused because of user u waits on u: only when a
-/// successor of u runs can the answer for u change (u never returns to the
-/// stack).
+/// op i is on top of the walk's stack, so a user with a successor on the
+/// stack precedes it, and so does a user merged into such a vertex: once the
+/// last successor of a vertex has run, the vertex is merged into it (a
+/// union-find forest with path halving). A yes is always a path of the graph.
+/// A storage refused because of user u waits on u: only when a successor of u
+/// enters the stack can the answer for u change (u never returns to it).
 class precedence_test {
  public:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
@@ -123,21 +127,29 @@ class precedence_test {
     }
   }
 
-  /// Which ops lie on the walk's chain of edges (depth_first_topological keeps it).
-  std::vector<bool>& on_stack() { return on_stack_; }
-
-  /// Op i runs: each predecessor's last successor to run takes it in, and
-  /// on_wake(storage) is called for the storages waiting on a predecessor,
-  /// first come first (they wait no more).
-  template <class OnWake>
-  void ran(std::size_t i, OnWake&& on_wake) {
+  /// Op i runs: each predecessor's last successor to run takes it in.
+  void ran(std::size_t i) {
     for (const std::size_t p : c_.predecessors[i]) {
       vertex_facts& facts = facts_[p];
-      facts.predecessor_of = static_cast<compact_index>(i);
       if (--facts.successors_left == 0) facts.merged_into = static_cast<compact_index>(i);
+    }
+  }
+
+  /// Op i enters the walk's stack: on_wake(storage) is called for the
+  /// storages waiting on a predecessor, first come first (they wait no more).
+  template <class OnWake>
+  void entered(std::size_t i, OnWake&& on_wake) {
+    for (const std::size_t p : c_.predecessors[i]) {
+      vertex_facts& facts = facts_[p];
+      ++facts.successors_on_stack;
       for (compact_index s = facts.first_waiting; s != end_of_list; s = next_waiting_[s]) on_wake(s);
       facts.first_waiting = facts.last_waiting = end_of_list;
     }
+  }
+
+  /// Op i leaves the walk's stack.
+  void left(std::size_t i) {
+    for (const std::size_t p : c_.predecessors[i]) --facts_[p].successors_on_stack;
   }
 
   /// The first of `users` not known to precede op i, or none. `users` shrinks:
@@ -151,7 +163,7 @@ class precedence_test {
       if (facts.seen) continue;
       facts.seen = true;
       users[kept++] = static_cast<compact_index>(leader);
-      if (leader != i && !on_stack_[leader] && facts.predecessor_of != i) blocker = leader;
+      if (leader != i && facts.successors_on_stack == 0) blocker = leader;
     }
     for (std::size_t k = 0; k < kept; ++k) facts_[users[k]].seen = false;
     while (next < users.size()) users[kept++] = users[next++];
@@ -180,8 +192,8 @@ class precedence_test {
   /// detail::union_find: a user still a leader costs one miss, not two).
   struct vertex_facts {
     compact_index merged_into = 0;  ///< the forest's link: itself at a leader
-    compact_index predecessor_of = end_of_list;  ///< stamp: a predecessor of this op
-    compact_index successors_left = 0;
+    compact_index successors_left = 0;  ///< not yet run
+    compact_index successors_on_stack = 0;
     compact_index first_waiting = end_of_list;  ///< the storages waiting on this vertex, in a list
     compact_index last_waiting = end_of_list;
     bool seen = false;  ///< de-duplicates a list of users
@@ -196,7 +208,6 @@ class precedence_test {
   const compact_graph& c_;
   std::vector<vertex_facts> facts_;
   std::vector<compact_index> next_waiting_;  ///< by storage: the next one waiting on the same vertex
-  std::vector<bool> on_stack_;
 };
 
 }  // namespace detail
@@ -251,11 +262,13 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   const auto persistent = [&buffers](std::size_t v) {
     return buffers.num_outputs(v) > 0 && buffers.persistent[buffers.first[v]];
   };
-  const std::size_t ran = detail::depth_first_topological(c, persistent, precedes.on_stack(), [&](std::size_t i) {
-    // A storage whose test failed stays out of the pool while it waits.
-    precedes.ran(i, [&](std::size_t s) {
-      pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release);
-    });
+  // A storage whose test failed stays out of the pool while it waits.
+  const auto enter = [&](std::size_t i) {
+    precedes.entered(i, [&](std::size_t s) { pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release); });
+  };
+  const auto leave = [&](std::size_t i) { precedes.left(i); };
+  const auto run = [&](std::size_t i) {
+    precedes.ran(i);
     const auto judge = [&](std::size_t s) {
       freed_storage& f = freed[s];
       std::span<compact_index> last_users(users.data() + f.first_user, f.user_count);
@@ -275,8 +288,8 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {  // outputs nobody reads
       if (reads_left[b] == 0) release(b, std::array<compact_index, 1>{static_cast<compact_index>(i)});
     }
-  });
-  if (ran != n) require_acyclic(g, index);
+  };
+  if (detail::depth_first_topological(c, persistent, run, enter, leave) != n) require_acyclic(g, index);
 
   detail::sum_storages(plan);
   return plan;
