@@ -133,7 +133,8 @@ TEST_CASE("property: DAG plans pass check_sharing under every order, and under r
   for (int trial = 0; trial < 1200; ++trial) {
     const auto spec = mt::random_dag(rng, {.alias_probability = trial % 2 == 0 ? 0.0 : 0.3});
     const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
-    const auto options = random_options(memopt::make_buffer_table(g), rng);
+    auto options = random_options(memopt::make_buffer_table(g), rng);
+    options.exact_precedence_vertices = trial % 4 < 2 ? options.exact_precedence_vertices : 0;  // the walk's test alone
     INFO("trial " << trial);
     for (const auto& plan : {memopt::dag_share(g, memopt::best_fit_reuse{}, options),
                              memopt::dag_share(g, memopt::lifo_reuse{}, options),

@@ -228,6 +228,33 @@ TEST_CASE("dag_share: a storage read by parallel branches is free again after th
   CHECK(plan.total_bytes == 1 + 10 + 1 + 1 + 10 + 1);
 }
 
+TEST_CASE("dag_share: a path through an op the walk has left, seen with exact precedence") {
+  // r -> p(10) -> u -> c -> d(10) <- x <- r2; c reads p too; e reads u
+  // and d; out reads e; all else 1 byte. The walk descends r p u c, cannot
+  // run d (x has not run), leaves c, u, p and r, then runs r2 x d. p's
+  // storage is free since c ran, its last users u and c; u precedes d
+  // through c, but c has left the stack and u still waits for e. Exact: d
+  // takes p's storage, e x's (storages r, r2, p and d, u, c, x and e, out).
+  const mt::graph_spec spec{{{.outputs = {1}},
+                             {.outputs = {10}, .inputs = {{0, 0}}},
+                             {.outputs = {1}, .inputs = {{1, 0}}},
+                             {.outputs = {1}, .inputs = {{1, 0}, {2, 0}}},
+                             {.outputs = {1}},
+                             {.outputs = {1}, .inputs = {{4, 0}}},
+                             {.outputs = {10}, .inputs = {{3, 0}, {5, 0}}},
+                             {.outputs = {1}, .inputs = {{2, 0}, {6, 0}}},
+                             {.outputs = {1}, .inputs = {{7, 0}}, .live_out = {0}}}};
+  const auto exact = dag<mt::vec_graph>(spec);
+  CHECK(storage(exact, 6) == storage(exact, 1));
+  CHECK(storage(exact, 7) == storage(exact, 5));
+  CHECK(exact.total_bytes == 1 + 1 + 10 + 1 + 1 + 1 + 1);
+  memopt::share_options walk_only;
+  walk_only.exact_precedence_vertices = 0;
+  const auto walk = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, walk_only);
+  CHECK(storage(walk, 6) != storage(walk, 1));
+  CHECK(walk.total_bytes == exact.total_bytes + 10);
+}
+
 TEST_CASE("reuse policies: LIFO, best fit, and the seed's size-aware pick") {
   const auto pick = [](auto policy, std::vector<std::uint64_t> sizes, std::uint64_t request) {
     memopt::detail::free_pool<decltype(policy)> pool;

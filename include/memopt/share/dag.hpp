@@ -5,26 +5,23 @@
 // producer when nobody reads it) all precede the new buffer's producer in the
 // graph; so parallel branches never share, and no storage mixes devices.
 //
-// The seed tracks this with a token per branch and a token set per blob,
-// quadratic on wide graphs. Here ops run in the seed's depth-first order (the
-// graph inputs and weights first, then an op as soon as its last predecessor
-// has, depth first), and "u precedes the op" is answered in near-constant
-// time from facts the walk already holds: the op is on top of the walk's
-// stack (a chain of edges), so u precedes it when u is the op, or a successor
-// of u is on the stack, or u has been merged (union-find) into such a vertex:
-// once the last successor of a vertex has run, the vertex is merged into it.
-// A "yes" is always a path in the graph, so every plan passes
-// check_sharing(g, plan); a path the test cannot see costs a missed reuse,
-// never a wrong one. A storage refused because of user u leaves the pool
-// until a successor of u enters the stack (nothing else can change the
-// answer), so refusals are not paid for again and again.
+// Ops run in the seed's depth-first order (graph inputs and weights first,
+// then an op as soon as its last predecessor has, depth first). Whether a
+// user precedes the op is exact on graphs of at most
+// options.exact_precedence_vertices vertices (each op's ancestors as bits);
+// on larger ones it comes in near-constant time from the walk's stack and a
+// union-find of finished vertices, and may miss a path: a missed reuse, never
+// a wrong one (docs/sharing.md). Either way every plan passes
+// check_sharing(g, plan).
 //
 // Among the allowed storages the policy picks (best fit by default), judging
 // at most options.max_candidates per output; the pool keeps the
 // options.max_free storages freed last per device.
 //
 // O((V + E) α(V) + B · max_candidates · log max_free) for B buffers (a
-// refused storage comes back to the pool at most once per refusal). Throws cycle_error (with the cycle), bad_port_error,
+// refused storage comes back to the pool at most once per refusal); with
+// exact precedence O(E · V / 64) more for the bits, and up to max_free
+// refusals an output. Throws cycle_error (with the cycle), bad_port_error,
 // size_overflow_error, std::invalid_argument (options of the wrong length).
 
 #include <memopt/detail/kahn.hpp>
@@ -116,20 +113,34 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
 /// union-find forest with path halving). A yes is always a path of the graph.
 /// A storage refused because of user u waits on u: only when a successor of u
 /// enters the stack can the answer for u change (u never returns to it).
+/// With `exact`, each op's ancestors are kept as bits instead (V^2/8 bytes)
+/// and the answer is exact: a refusal is then no reason to wait.
 class precedence_test {
  public:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
 
-  explicit precedence_test(const compact_graph& c) : c_(c), facts_(c.num_vertices()) {
+  precedence_test(const compact_graph& c, bool exact)
+      : c_(c), facts_(c.num_vertices()), words_(exact ? (c.num_vertices() + 63) / 64 : 0) {
     for (std::size_t v = 0; v < c.num_vertices(); ++v) {
       facts_[v].merged_into = static_cast<compact_index>(v);
       facts_[v].successors_left = static_cast<compact_index>(c.successors.size(v));
     }
+    ancestors_.assign(words_ * c.num_vertices(), 0);
   }
 
-  /// Op i runs: each predecessor's last successor to run takes it in.
+  /// Whether every answer is exact (so a refused storage need not wait).
+  [[nodiscard]] bool exact() const { return words_ > 0; }
+
+  /// Op i runs: each predecessor's last successor to run takes it in; with
+  /// exact answers, i's ancestors are its predecessors and theirs.
   void ran(std::size_t i) {
+    std::uint64_t* const mine = ancestors_.data() + i * words_;
     for (const std::size_t p : c_.predecessors[i]) {
+      if (exact()) {
+        const std::uint64_t* const theirs = ancestors_.data() + p * words_;
+        for (std::size_t w = 0; w < words_; ++w) mine[w] |= theirs[w];
+        mine[p / 64] |= std::uint64_t{1} << (p % 64);
+      }
       vertex_facts& facts = facts_[p];
       if (--facts.successors_left == 0) facts.merged_into = static_cast<compact_index>(i);
     }
@@ -156,6 +167,13 @@ class precedence_test {
   /// those up to the blocker become distinct set leaders (the blocker is the
   /// first user whose leader fails, so the ones after it need no look yet).
   std::size_t first_blocker(std::span<compact_index>& users, std::size_t i) {
+    if (exact()) {
+      const std::uint64_t* const ancestors = ancestors_.data() + i * words_;
+      for (const std::size_t u : users) {
+        if (u != i && ((ancestors[u / 64] >> (u % 64)) & 1) == 0) return u;
+      }
+      return none;
+    }
     std::size_t kept = 0, next = 0, blocker = none;
     while (next < users.size() && blocker == none) {
       const std::size_t leader = leader_of(users[next++]);
@@ -208,6 +226,8 @@ class precedence_test {
   const compact_graph& c_;
   std::vector<vertex_facts> facts_;
   std::vector<compact_index> next_waiting_;  ///< by storage: the next one waiting on the same vertex
+  std::size_t words_;                        ///< of each vertex's ancestor bits (0: not kept)
+  std::vector<std::uint64_t> ancestors_;     ///< by vertex, words_ each
 };
 
 }  // namespace detail
@@ -226,7 +246,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   plan.storage_of.assign(buffers.size(), no_storage);
   detail::free_pool<Policy> pool(options.max_free, std::move(policy));
 
-  detail::precedence_test precedes(c);
+  detail::precedence_test precedes(c, n <= options.exact_precedence_vertices);
   // By buffer: the reads still to come before its storage is free again, or
   // never_freed (persistent, static, or in another buffer's storage).
   constexpr compact_index never_freed = std::numeric_limits<compact_index>::max();
@@ -275,6 +295,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
       const std::size_t blocker = precedes.first_blocker(last_users, i);
       f.user_count = static_cast<compact_index>(last_users.size());
       if (blocker == detail::precedence_test::none) return reuse_verdict::take;
+      if (precedes.exact()) return reuse_verdict::skip;
       precedes.wait(s, blocker);
       return reuse_verdict::drop;
     };

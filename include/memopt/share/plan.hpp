@@ -37,8 +37,11 @@ struct share_options {
   std::vector<bool> dont_share;       ///< by buffer id: never recycled (empty: none); an alias follows its root
   std::vector<std::uint32_t> device;  ///< by buffer id: its device (empty: all on one); an alias follows its root
   bool share_graph_inputs = false;    ///< may outputs of vertices without predecessors be recycled?
-  std::size_t max_candidates = 64;    ///< free storages dag_share examines per output
+  std::size_t max_candidates = 64;    ///< free storages dag_share examines per output (not counting exact refusals)
   std::size_t max_free = 4096;        ///< free storages dag_share keeps per device (oldest forgotten)
+  /// dag_share knows every path on graphs of at most this many vertices (each
+  /// vertex's ancestors as bits: V^2/8 bytes); on larger ones it may miss some.
+  std::size_t exact_precedence_vertices = 16384;
 };
 
 struct sharing_plan {

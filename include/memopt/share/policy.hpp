@@ -8,8 +8,9 @@
 //   device (free_storage: bytes, release number, storage);
 // - choose(candidates, bytes): walks them (begin, end, lower_bound), asks the
 //   pass about some (allows, take_first), and takes one (take) or none. Each
-//   question counts towards the pass's max_candidates (open() until then); a
-//   policy that keeps asking beyond pays for it (the seed's pick does).
+//   question but those the pass skips counts towards the pass's
+//   max_candidates (open() until then); a policy that keeps asking beyond
+//   pays for it (the seed's pick does).
 // The built-ins:
 // - lifo_reuse: the most recently freed (the seed's linear pass).
 // - best_fit_reuse: the smallest storage at least as large as the output;
@@ -36,8 +37,9 @@
 
 namespace memopt {
 
-/// What a pass says of a free storage it is offered: take it, pass it over,
-/// or drop it from the pool (the pass will give it back later).
+/// What a pass says of a free storage it is offered: take it, pass it over
+/// (an exact, cheap refusal: it does not count towards max_candidates), or
+/// drop it from the pool (the pass will give it back later).
 enum class reuse_verdict { take, skip, drop };
 
 /// A free storage as a policy sees it.
@@ -83,16 +85,15 @@ class reuse_candidates {
   [[nodiscard]] iterator end() const { return pool_.end(); }
   /// The first storage not before `probe` in the policy's order.
   [[nodiscard]] iterator lower_bound(const free_storage& probe) const { return pool_.lower_bound(probe); }
-  /// Fewer than max_candidates storages judged so far.
+  /// Fewer than max_candidates storages judged so far (skipped ones aside).
   [[nodiscard]] bool open() const { return judged_ < max_candidates_; }
 
   /// Asks the pass about *it and moves it to the next storage; a dropped
   /// storage leaves the pool. True when the pass lets the policy take it.
   bool allows(iterator& it) {
-    ++judged_;
     switch (judge_(it->storage)) {
-      case reuse_verdict::take: ++it; return true;
-      case reuse_verdict::drop: it = pool_.erase(it); return false;
+      case reuse_verdict::take: ++judged_; ++it; return true;
+      case reuse_verdict::drop: ++judged_; it = pool_.erase(it); return false;
       case reuse_verdict::skip: ++it; return false;
     }
     return false;
