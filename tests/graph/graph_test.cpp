@@ -206,6 +206,35 @@ TEST_CASE_TEMPLATE("make_compact_graph: distinct neighbours, reads and readers",
   }
 }
 
+TEST_CASE_TEMPLATE("make_compact_graph: long rows with repeats keep first occurrences in order", G, mt::vec_graph,
+                   mt::bidir_graph) {
+  // h feeds r1..r40, each reading h:0 twice; j reads r40..r1, each twice, and
+  // has control edges from r1 and r2 too: rows longer than a short row's 16.
+  constexpr std::size_t readers = 40;
+  mt::graph_spec spec{{{.outputs = {4}}}};
+  for (std::size_t k = 1; k <= readers; ++k) spec.nodes.push_back({.outputs = {4}, .inputs = {{0, 0}, {0, 0}}});
+  mt::node_spec join{.outputs = {4}, .control = {1, 2}, .live_out = {0}};
+  for (std::size_t k = readers; k >= 1; --k) join.inputs.insert(join.inputs.end(), {{k, 0}, {k, 0}});
+  spec.nodes.push_back(join);
+  const auto [g, vertex] = mt::build<G>(spec);
+  const auto c = memopt::make_compact_graph(g, mt::index_map(g));
+  std::vector<std::size_t> up(readers), down(readers);
+  for (std::size_t k = 0; k < readers; ++k) up[k] = k + 1, down[k] = readers - k;
+  CHECK(std::ranges::equal(c.successors[0], up));
+  CHECK(std::ranges::equal(c.readers[c.buffers.id(0, 0)], up));
+  CHECK(std::ranges::equal(c.predecessors[1], std::vector<std::size_t>{0}));
+  CHECK(std::ranges::equal(c.reads[1], std::vector<memopt::buffer_id>{c.buffers.id(0, 0)}));
+  // Operand order where the graph keeps in-edges, source order otherwise.
+  const auto& operands = memopt::bidirectional_dag<G> ? down : up;
+  std::vector<memopt::buffer_id> read(readers);
+  for (std::size_t k = 0; k < readers; ++k) read[k] = c.buffers.id(operands[k], 0);
+  CHECK(std::ranges::equal(c.reads[readers + 1], read));
+  CHECK(c.predecessors[readers + 1].size() == readers);
+  for (std::size_t k = 1; k <= readers; ++k) {
+    CHECK(std::ranges::equal(c.successors[k], std::vector<std::size_t>{readers + 1}));
+  }
+}
+
 TEST_CASE("make_compact_graph: a port its source lacks") {
   auto [g, vertex] = mt::build<mt::vec_graph>(mt::chain());
   add_edge(0, 2, memopt::tensor_edge{.port = 1}, g);
