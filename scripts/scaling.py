@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The scaling table of docs/performance.md from scaling_bench's JSON output.
 
-usage: build-bench/bench/scaling_bench --benchmark_format=json > scaling.json
+usage: build-bench/bench/scaling_bench --benchmark_format=json \
+           --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > scaling.json
        scripts/scaling.py scaling.json
 
 For each benchmark: CPU milliseconds at 10^3..10^6 vertices, the ratio to
 boost::topological_sort on the same graph at 10^6, the log-log slope between
 10^5 and 10^6 (1.0 is linear), the same slope less topological_sort's (what the
 algorithm adds to the memory system's own growth), the peak heap the call
-holds per vertex, and the ratio issue 35 sets as the target.
+holds per vertex, and the ratio issue 35 sets as the target. With repetitions,
+each figure is the median of the repetitions (the ratio: of medians from the
+same run).
 """
 import json
 import math
@@ -23,10 +26,12 @@ SCHEDULER_TARGET = 3  # every list and DFS scheduler
 
 def main():
     runs = json.load(open(sys.argv[1]))["benchmarks"]
+    if any(r.get("run_type") == "aggregate" for r in runs):
+        runs = [r for r in runs if r.get("aggregate_name") == "median"]
     times = defaultdict(dict)
     per_vertex = defaultdict(dict)
     for r in runs:
-        name, size = r["name"].split("/")
+        name, size = r.get("run_name", r["name"]).split("/")
         times[name][int(size)] = r["cpu_time"]
         per_vertex[name][int(size)] = r.get("bytes_per_vertex", 0)
     sizes = sorted(next(iter(times.values())))

@@ -134,10 +134,10 @@ class precedence_test {
   /// Op i runs: each predecessor's last successor to run takes it in; with
   /// exact answers, i's ancestors are its predecessors and theirs.
   void ran(std::size_t i) {
-    std::uint64_t* const mine = ancestors_.data() + i * words_;
     for (const std::size_t p : c_.predecessors[i]) {
       if (exact()) {
-        const std::uint64_t* const theirs = ancestors_.data() + p * words_;
+        const std::span<std::uint64_t> mine = ancestors_of(i);
+        const std::span<const std::uint64_t> theirs = ancestors_of(p);
         for (std::size_t w = 0; w < words_; ++w) mine[w] |= theirs[w];
         mine[p / 64] |= std::uint64_t{1} << (p % 64);
       }
@@ -168,7 +168,7 @@ class precedence_test {
   /// first user whose leader fails, so the ones after it need no look yet).
   std::size_t first_blocker(std::span<compact_index>& users, std::size_t i) {
     if (exact()) {
-      const std::uint64_t* const ancestors = ancestors_.data() + i * words_;
+      const std::span<const std::uint64_t> ancestors = ancestors_of(i);
       for (const std::size_t u : users) {
         if (u != i && ((ancestors[u / 64] >> (u % 64)) & 1) == 0) return u;
       }
@@ -216,6 +216,9 @@ class precedence_test {
     compact_index last_waiting = end_of_list;
     bool seen = false;  ///< de-duplicates a list of users
   };
+
+  /// v's ancestor bits (exact answers only).
+  std::span<std::uint64_t> ancestors_of(std::size_t v) { return {ancestors_.data() + v * words_, words_}; }
 
   /// The leader of v's set (path halving).
   std::size_t leader_of(std::size_t v) {
