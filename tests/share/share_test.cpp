@@ -228,6 +228,34 @@ TEST_CASE("dag_share: a storage read by parallel branches is free again after th
   CHECK(plan.total_bytes == 1 + 10 + 1 + 1 + 10 + 1);
 }
 
+TEST_CASE("dag_share: the walk's test sees a user whose successor is on the stack") {
+  // r -> p(10) -> u; r2 -> y -> x; a reads u and x; b(10) reads a; k reads
+  // b; e reads u and k (the output); all else 1 byte. The walk descends r p u
+  // (a waits for x, e for k), leaves them, then runs r2 y x a b k e. At b,
+  // p's storage is free since u ran; u is off the stack and still waits for
+  // e, but its successor a is on the stack under b: b takes it. (When only a
+  // direct predecessor counted, b grew x's 1-byte storage to 10: 25 bytes.)
+  const mt::graph_spec spec{{{.outputs = {1}},
+                             {.outputs = {10}, .inputs = {{0, 0}}},
+                             {.outputs = {1}, .inputs = {{1, 0}}},
+                             {.outputs = {1}},
+                             {.outputs = {1}, .inputs = {{3, 0}}},
+                             {.outputs = {1}, .inputs = {{4, 0}}},
+                             {.outputs = {1}, .inputs = {{2, 0}, {5, 0}}},
+                             {.outputs = {10}, .inputs = {{6, 0}}},
+                             {.outputs = {1}, .inputs = {{7, 0}}},
+                             {.outputs = {1}, .inputs = {{2, 0}, {8, 0}}, .live_out = {0}}}};
+  memopt::share_options walk_only;
+  walk_only.exact_precedence_vertices = 0;
+  for (const auto& options : {walk_only, memopt::share_options{}}) {
+    const auto plan = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, options);
+    CHECK(storage(plan, 7) == storage(plan, 1));
+    CHECK(storage(plan, 6) == storage(plan, 4));  // a takes y's storage, the best fit
+    // r, r2, p and b, u, y and a and k, x, e.
+    CHECK(plan.total_bytes == 1 + 1 + 10 + 1 + 1 + 1 + 1);
+  }
+}
+
 TEST_CASE("dag_share: a path through an op the walk has left, seen with exact precedence") {
   // r -> p(10) -> u -> c -> d(10) <- x <- r2; c reads p too; e reads u
   // and d; out reads e; all else 1 byte. The walk descends r p u c, cannot
