@@ -163,9 +163,10 @@ class precedence_test {
     for (const std::size_t p : c_.predecessors[i]) --facts_[p].successors_on_stack;
   }
 
-  /// The first of `users` not known to precede op i, or none. `users` shrinks:
-  /// those up to the blocker become distinct set leaders (the blocker is the
-  /// first user whose leader fails, so the ones after it need no look yet).
+  /// The first of `users` not known to precede op i, or none. In the walk's
+  /// test `users` shrinks: those up to the blocker become distinct set leaders
+  /// (the blocker is the first user whose leader fails, so the ones after it
+  /// need no look yet).
   std::size_t first_blocker(std::span<compact_index>& users, std::size_t i) {
     if (exact()) {
       const std::span<const std::uint64_t> ancestors = ancestors_of(i);
