@@ -147,14 +147,19 @@ class precedence_test {
   }
 
   /// Op i enters the walk's stack: on_wake(storage) is called for the
-  /// storages waiting on a predecessor, first come first (they wait no more).
-  template <class OnWake>
-  void entered(std::size_t i, OnWake&& on_wake) {
+  /// storages waiting on a predecessor, last come first (they wait no more).
+  /// link_of(storage) is the caller's place for the list's link (see wait).
+  template <class LinkOf, class OnWake>
+  void entered(std::size_t i, LinkOf&& link_of, OnWake&& on_wake) {
     for (const std::size_t p : c_.predecessors[i]) {
       vertex_facts& facts = facts_[p];
       ++facts.successors_on_stack;
-      for (compact_index s = facts.first_waiting; s != end_of_list; s = next_waiting_[s]) on_wake(s);
-      facts.first_waiting = facts.last_waiting = end_of_list;
+      for (compact_index s = facts.first_waiting; s != end_of_list;) {
+        const compact_index next = link_of(s);
+        on_wake(s);
+        s = next;
+      }
+      facts.first_waiting = end_of_list;
     }
   }
 
@@ -191,17 +196,13 @@ class precedence_test {
   }
 
   /// `storage` waits on `blocker` (a storage waits on one vertex at most).
-  void wait(std::size_t storage, std::size_t blocker) {
-    const auto s = static_cast<compact_index>(storage);
-    if (storage >= next_waiting_.size()) next_waiting_.resize(storage + 1);
-    next_waiting_[storage] = end_of_list;
+  /// `link` is the caller's place for the next storage waiting on the same
+  /// vertex: kept beside the storage's other facts, it costs no cache miss of
+  /// its own when the list is walked.
+  void wait(std::size_t storage, std::size_t blocker, compact_index& link) {
     vertex_facts& facts = facts_[blocker];
-    if (facts.first_waiting == end_of_list) {
-      facts.first_waiting = s;
-    } else {
-      next_waiting_[facts.last_waiting] = s;
-    }
-    facts.last_waiting = s;
+    link = facts.first_waiting;
+    facts.first_waiting = static_cast<compact_index>(storage);
   }
 
  private:
@@ -214,7 +215,6 @@ class precedence_test {
     compact_index successors_left = 0;  ///< not yet run
     compact_index successors_on_stack = 0;
     compact_index first_waiting = end_of_list;  ///< the storages waiting on this vertex, in a list
-    compact_index last_waiting = end_of_list;
     bool seen = false;  ///< de-duplicates a list of users
   };
 
@@ -229,7 +229,6 @@ class precedence_test {
 
   const compact_graph& c_;
   std::vector<vertex_facts> facts_;
-  std::vector<compact_index> next_waiting_;  ///< by storage: the next one waiting on the same vertex
   std::size_t words_;                        ///< of each vertex's ancestor bits (0: not kept)
   std::vector<std::uint64_t> ancestors_;     ///< by vertex, words_ each
 };
@@ -270,6 +269,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     std::size_t first_user = 0;
     compact_index user_count = 0;
     std::uint32_t device = 0;
+    compact_index next_waiting = 0;  ///< while it waits (precedence_test::wait)
   };
   std::vector<freed_storage> freed;  // by storage, while it is free
   const auto release = [&](buffer_id b, const auto& last_users) {
@@ -286,9 +286,13 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   const auto persistent = [&buffers](std::size_t v) {
     return buffers.num_outputs(v) > 0 && buffers.persistent[buffers.first[v]];
   };
-  // A storage whose test failed stays out of the pool while it waits.
+  // A storage whose test failed stays out of the pool while it waits; woken
+  // as op i enters the stack, it is judged again as i runs, and returns to
+  // the pool only if it passes (most that fail there fail on another user).
+  std::vector<std::size_t> woken;
   const auto enter = [&](std::size_t i) {
-    precedes.entered(i, [&](std::size_t s) { pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release); });
+    precedes.entered(
+        i, [&](std::size_t s) { return freed[s].next_waiting; }, [&](std::size_t s) { woken.push_back(s); });
   };
   const auto leave = [&](std::size_t i) { precedes.left(i); };
   const auto run = [&](std::size_t i) {
@@ -300,9 +304,13 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
       f.user_count = static_cast<compact_index>(last_users.size());
       if (blocker == detail::precedence_test::none) return reuse_verdict::take;
       if (precedes.exact()) return reuse_verdict::skip;
-      precedes.wait(s, blocker);
+      precedes.wait(s, blocker, f.next_waiting);
       return reuse_verdict::drop;
     };
+    for (const std::size_t s : woken) {
+      if (judge(s) == reuse_verdict::take) pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release);
+    }
+    woken.clear();
     detail::place_outputs(c, options, i, plan, [&](buffer_id b) {
       return pool.take(buffers.bytes[b], detail::device_of(options, b), judge, options.max_candidates);
     });
