@@ -283,6 +283,32 @@ TEST_CASE("dag_share: a path through an op the walk has left, seen with exact pr
   CHECK(walk.total_bytes == exact.total_bytes + 10);
 }
 
+TEST_CASE("dag_share: a storage that passed at an op passes above it on the stack") {
+  // r -> u(8) -> l; r -> p(4) -> w; w waits for l, m for l and w, j(8) for
+  // w (those three by control edges only; l, w and m make nothing). The walk
+  // descends r u l (w and m wait), leaves them, then runs p: u's storage,
+  // free since l ran, fails there (l is off the stack) and waits on l. It
+  // wakes as w enters and passes as w runs. Then m runs and leaves, l's last
+  // successor: l is merged into m, which is off the stack, so the walk's test
+  // fails at j; but w, where the storage passed, is under j: j takes it.
+  // (Judged anew, j grew p's 4-byte storage to 8: 17 bytes.)
+  const mt::graph_spec spec{{{.outputs = {1}},
+                             {.outputs = {8}, .inputs = {{0, 0}}},
+                             {.inputs = {{1, 0}}},
+                             {.outputs = {4}, .inputs = {{0, 0}}},
+                             {.inputs = {{3, 0}}, .control = {2}},
+                             {.control = {2, 4}},
+                             {.outputs = {8}, .control = {4}}}};
+  memopt::share_options walk_only;
+  walk_only.exact_precedence_vertices = 0;
+  for (const auto& options : {walk_only, memopt::share_options{}}) {
+    const auto plan = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, options);
+    CHECK(storage(plan, 6) == storage(plan, 1));
+    CHECK(plan.num_storages() == 3);
+    CHECK(plan.total_bytes == 1 + 8 + 4);
+  }
+}
+
 TEST_CASE("reuse policies: LIFO, best fit, and the seed's size-aware pick") {
   const auto pick = [](auto policy, std::vector<std::uint64_t> sizes, std::uint64_t request) {
     memopt::detail::free_pool<decltype(policy)> pool;

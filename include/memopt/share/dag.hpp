@@ -151,6 +151,7 @@ class precedence_test {
   /// link_of(storage) is the caller's place for the list's link (see wait).
   template <class LinkOf, class OnWake>
   void entered(std::size_t i, LinkOf&& link_of, OnWake&& on_wake) {
+    facts_[i].on_stack = true;
     for (const std::size_t p : c_.predecessors[i]) {
       vertex_facts& facts = facts_[p];
       ++facts.successors_on_stack;
@@ -165,8 +166,12 @@ class precedence_test {
 
   /// Op i leaves the walk's stack.
   void left(std::size_t i) {
+    facts_[i].on_stack = false;
     for (const std::size_t p : c_.predecessors[i]) --facts_[p].successors_on_stack;
   }
+
+  /// Whether op v is on the walk's stack (so it precedes the op on top).
+  [[nodiscard]] bool on_stack(std::size_t v) const { return facts_[v].on_stack; }
 
   /// The first of `users` not known to precede op i, or none. In the walk's
   /// test `users` shrinks: those up to the blocker become distinct set leaders
@@ -216,6 +221,7 @@ class precedence_test {
     compact_index successors_on_stack = 0;
     compact_index first_waiting = end_of_list;  ///< the storages waiting on this vertex, in a list
     bool seen = false;  ///< de-duplicates a list of users
+    bool on_stack = false;  ///< on the walk's stack now
   };
 
   /// v's ancestor bits (exact answers only).
@@ -232,6 +238,9 @@ class precedence_test {
   std::size_t words_;                        ///< of each vertex's ancestor bits (0: not kept)
   std::vector<std::uint64_t> ancestors_;     ///< by vertex, words_ each
 };
+
+/// A free storage's `passed_at` before it first passes the precedence test.
+inline constexpr compact_index not_passed = std::numeric_limits<compact_index>::max();
 
 }  // namespace detail
 
@@ -270,12 +279,14 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     compact_index user_count = 0;
     std::uint32_t device = 0;
     compact_index next_waiting = 0;  ///< while it waits (precedence_test::wait)
+    compact_index passed_at = detail::not_passed;  ///< the op at which it last passed the test
   };
   std::vector<freed_storage> freed;  // by storage, while it is free
   const auto release = [&](buffer_id b, const auto& last_users) {
     const std::size_t s = plan.storage_of[b];
     freed_storage& f = freed[s];
     f.bytes = plan.storage_bytes[s];
+    f.passed_at = detail::not_passed;
     f.first_user = users.size();
     f.user_count = static_cast<compact_index>(last_users.size());
     users.insert(users.end(), last_users.begin(), last_users.end());
@@ -299,10 +310,15 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     precedes.ran(i);
     const auto judge = [&](std::size_t s) {
       freed_storage& f = freed[s];
+      // Its users precede the op it passed at, which precedes every op above it on the stack.
+      if (f.passed_at != detail::not_passed && precedes.on_stack(f.passed_at)) return reuse_verdict::take;
       std::span<compact_index> last_users(users.data() + f.first_user, f.user_count);
       const std::size_t blocker = precedes.first_blocker(last_users, i);
       f.user_count = static_cast<compact_index>(last_users.size());
-      if (blocker == detail::precedence_test::none) return reuse_verdict::take;
+      if (blocker == detail::precedence_test::none) {
+        f.passed_at = static_cast<compact_index>(i);
+        return reuse_verdict::take;
+      }
       if (precedes.exact()) return reuse_verdict::skip;
       precedes.wait(s, blocker, f.next_waiting);
       return reuse_verdict::drop;
