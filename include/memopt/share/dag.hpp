@@ -10,16 +10,16 @@
 // user precedes the op is exact on graphs of at most
 // options.exact_precedence_vertices vertices (each op's ancestors as bits);
 // on larger ones it comes in near-constant time from the walk's stack and a
-// union-find of finished vertices, and may miss a path: a missed reuse, never
-// a wrong one (docs/sharing.md). Either way every plan passes
-// check_sharing(g, plan).
+// union-find of finished vertices (and a storage that passed at an op still on
+// the stack passes), and may miss a path: a missed reuse, never a wrong one
+// (docs/sharing.md). Either way every plan passes check_sharing(g, plan).
 //
 // Among the allowed storages the policy picks (best fit by default), judging
 // at most options.max_candidates per output; the pool keeps the
 // options.max_free storages freed last per device.
 //
 // O((V + E) α(V) + B · max_candidates · log max_free) for B buffers (a
-// refused storage comes back to the pool at most once per refusal); with
+// refused storage is judged again at most once per refusal); with
 // exact precedence O(E · V / 64) more for the bits, and up to max_free
 // refusals an output. Throws cycle_error (with the cycle), bad_port_error,
 // size_overflow_error, std::invalid_argument (options of the wrong length).
