@@ -235,8 +235,8 @@ class precedence_test {
 
   const compact_graph& c_;
   std::vector<vertex_facts> facts_;
-  std::size_t words_;                        ///< of each vertex's ancestor bits (0: not kept)
-  std::vector<std::uint64_t> ancestors_;     ///< by vertex, words_ each
+  std::size_t words_;                     ///< of each vertex's ancestor bits (0: not kept)
+  std::vector<std::uint64_t> ancestors_;  ///< by vertex, words_ each
 };
 
 /// A free storage's `passed_at` before it first passes the precedence test.
