@@ -148,7 +148,7 @@ class precedence_test {
 
   /// Op i enters the walk's stack: on_wake(storage) is called for the
   /// storages waiting on a predecessor, last come first (they wait no more).
-  /// link_of(storage) is the caller's place for the list's link (see wait).
+  /// link_of(storage) returns the link wait() left in the caller's record.
   template <class LinkOf, class OnWake>
   void entered(std::size_t i, LinkOf&& link_of, OnWake&& on_wake) {
     facts_[i].on_stack = true;
