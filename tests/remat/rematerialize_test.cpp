@@ -381,6 +381,45 @@ TEST_CASE("remat: an input the step has not yet taken may go while another is re
   check_runs(facts, r, 28);
 }
 
+TEST_CASE("remat: a dropped residual chain is rebuilt deepest input first, as Sethi and Ullman order it") {
+  // Three residual blocks t_k = add(n_k, t_k-1), n_k = bn(c_k); the
+  // convolutions c_k (100 flops) stay: only the n and t may be recomputed.
+  // At g, x, c1..c3 (8 bytes), t3, loss and g's 6 bytes make 17: t3 goes (the
+  // other n and t went at their last reads). h3 reads it again: rebuilt in
+  // operand order, n3, n2 and n1 would be made before any add, holding 8 + gs
+  // + n3 + n2 + n1 + t1 = 17. The deeper input first (t2 before n3, t1 before
+  // n2) holds at most three of them: 15, the budget, for 6 flops, the least a
+  // plan can add (t3 cannot stay at g, and its rebuild needs all six).
+  const auto g = memopt::io::parse_graph(R"({"format": "memopt-graph/1", "name": "residual", "nodes": [
+    {"name": "x", "op": "input", "outputs": [2]},
+    {"name": "c1", "op": "conv", "outputs": [2], "flops": 100, "inputs": ["x:0"]},
+    {"name": "n1", "op": "bn", "outputs": [2], "flops": 1, "inputs": ["c1:0"]},
+    {"name": "t1", "op": "add", "outputs": [2], "flops": 1, "inputs": ["n1:0", "x:0"]},
+    {"name": "c2", "op": "conv", "outputs": [2], "flops": 100, "inputs": ["t1:0"]},
+    {"name": "n2", "op": "bn", "outputs": [2], "flops": 1, "inputs": ["c2:0"]},
+    {"name": "t2", "op": "add", "outputs": [2], "flops": 1, "inputs": ["n2:0", "t1:0"]},
+    {"name": "c3", "op": "conv", "outputs": [2], "flops": 100, "inputs": ["t2:0"]},
+    {"name": "n3", "op": "bn", "outputs": [2], "flops": 1, "inputs": ["c3:0"]},
+    {"name": "t3", "op": "add", "outputs": [2], "flops": 1, "inputs": ["n3:0", "t2:0"]},
+    {"name": "loss", "op": "loss", "outputs": [1], "inputs": ["c3:0"]},
+    {"name": "g", "op": "grad", "outputs": [6], "inputs": ["loss:0"]},
+    {"name": "gs", "op": "grad", "outputs": [1], "inputs": ["g:0"]},
+    {"name": "h3", "op": "grad", "outputs": [2], "inputs": ["gs:0", "t3:0"]},
+    {"name": "h2", "op": "grad", "outputs": [2], "inputs": ["h3:0", "c3:0"]},
+    {"name": "h1", "op": "grad", "outputs": [2], "inputs": ["h2:0", "c2:0"]},
+    {"name": "h0", "op": "grad", "outputs": [2], "inputs": ["h1:0", "c1:0", "x:0"]}], "outputs": ["h0:0"]})");
+  const auto facts = rw::read_facts(g);
+  remat::remat_options options{.budget = 15};
+  options.may_recompute = [&](std::size_t v) { return facts.op[v] == "bn" || facts.op[v] == "add"; };
+  const auto r = remat::rematerialize(facts, program(facts.size()), options);
+  CHECK(r.extra_flops == 6);
+  CHECK(r.planned_peak == 15);
+  CHECK(steps_of(facts, r) == std::vector<std::string>{"x", "c1", "n1", "t1", "c2", "n2", "t2", "c3", "n3", "t3", "loss", "g", "gs",
+                                                       "Recomputed/n1", "Recomputed/t1", "Recomputed/n2", "Recomputed/t2",
+                                                       "Recomputed/n3", "Recomputed/t3", "h3", "h2", "h1", "h0"});
+  check_runs(facts, r, 15);
+}
+
 TEST_CASE("remat: a rule that counts only the bytes a step lacks drops less") {
   // Budget 36; b6 needs 37 bytes: one is lacking. By flops per byte f1
   // goes ((6 + 1) / 3 against f3's (3 + 1) / 1), and so at idle weight 1

@@ -260,6 +260,10 @@ template <rewrite_naming Naming>
   return moves;
 }
 
+/// The local search's work limit: its trials times the vertices and edges of
+/// a round of runs.
+inline constexpr std::size_t local_search_work = 200'000;
+
 /// The best of the plans (rematerialize_best).
 template <rewrite_naming Naming>
 [[nodiscard]] remat_result best_plan(const graph_facts& f, const std::vector<std::vector<std::size_t>>& orders,
@@ -305,24 +309,40 @@ template <rewrite_naming Naming>
     }
   }
   // What the cost floor's cheapest way to make room at its step copies, and
-  // what costs nothing (views): at the floor's cost no plan is cheaper.
+  // whatever costs fewer flops a byte than the dearest of those (the price
+  // that closure paid; views cost nothing): the other steps make room from
+  // those, and at the floor's cost no plan is cheaper. Where the local search
+  // affords a trial, whenever the plan is above the floor, by every rule;
+  // on larger graphs where it is costly, by its own rule.
+  const bool searchable = runs.run_work() <= local_search_work;
   std::optional<remat_cost_floor> floor;  // handed back with the result
-  if (options.cost_floor_copies && runs.costly_and_small(leaders.front(), options.budget)) {
+  if (options.cost_floor_copies && (searchable || runs.costly_and_small(leaders.front(), options.budget))) {
     floor = rematerialisation_cost_floor(f, options.budget, options);
+  }
+  if (floor && (leaders.front().planned_peak > options.budget || leaders.front().extra_flops > floor->extra_flops)) {
+    const auto flops_per_byte = [&f](std::size_t v) {
+      std::uint64_t bytes = 0;
+      for (const tensor_output& out : f.outputs[v]) bytes += out.shares && !out.shares->in_place ? 0 : out.bytes;
+      return bytes == 0 ? std::numeric_limits<double>::infinity() : f.flops[v] / static_cast<double>(bytes);
+    };
     std::vector<bool> copied(f.size(), false);
-    for (const std::size_t v : floor->cheapest_copies) copied[v] = true;
+    double price = 0;
+    for (const std::size_t v : floor->cheapest_copies) {
+      copied[v] = true;
+      price = std::max(price, flops_per_byte(v));
+    }
     remat_options o = options;
     o.may_recompute = [&](std::size_t v) {
-      return (copied[v] || f.flops[v] == 0) && (!options.may_recompute || options.may_recompute(v));
+      return (copied[v] || f.flops[v] == 0 || flops_per_byte(v) < price) && (!options.may_recompute || options.may_recompute(v));
     };
     std::optional<remat_result> guided_best;  // drives the runs' extras (deeper rebuilds where none fits)
     const auto guided = [&](remat_result r) {
-      r.method += ", only the cost floor's copies";
+      r.method += ", the cost floor's copies and cheaper";
       if (!guided_best || better(r, *guided_best, options.budget)) guided_best = r;
       offer(std::move(r), options.budget);
     };
     if (!floor->cheapest_copies.empty()) {
-      runs.run(f, orders, o, naming, options.budget, guided, [&]() -> const remat_result& { return *guided_best; }, true);
+      runs.run(f, orders, o, naming, options.budget, guided, [&]() -> const remat_result& { return *guided_best; }, !searchable);
     }
   }
   // Then the best plans that fit `bound` without the copies they can do
@@ -345,8 +365,7 @@ template <rewrite_naming Naming>
     // result is never worse than without it.
     std::erase_if(starts, [&](const remat_result& r) { return r.planned_peak > options.budget; });
     std::ranges::stable_sort(starts, [&](const remat_result& a, const remat_result& b) { return better(a, b, options.budget); });
-    constexpr std::size_t work_limit = 200'000;
-    const std::size_t trials = std::min(options.local_search_trials, work_limit / std::max<std::size_t>(1, runs.run_work()));
+    const std::size_t trials = std::min(options.local_search_trials, local_search_work / std::max<std::size_t>(1, runs.run_work()));
     for (const remat_result& start : starts) {
       for (remat_result& r : local_search(f, orders, options, naming, runs, start, trials)) {
         leaders.insert(std::ranges::find_if(leaders, [&](const remat_result& l) { return better(r, l, options.budget); }),
@@ -376,10 +395,11 @@ template <rewrite_naming Naming>
 /// rebuilds walking four times as deep (within the same work limit); of the
 /// exact schedule when the graph is a chain (chain.hpp) and of the block
 /// programme's when it is a chain of blocks (block_chain.hpp); where the plan
-/// still costs more than 1 % or misses (within the same work limit), of the
-/// runs allowed to recompute only the makers of the cost floor's cheapest
-/// closure at its step and what costs no flops (cost_floor.hpp; at the
-/// floor's cost such a plan is the cheapest there is): one that fits
+/// costs more than the cost floor (on graphs the local search affords) or
+/// still more than 1 % or misses (within the same work limit), of the runs
+/// allowed to recompute only the makers of the cost floor's cheapest closure
+/// at its step and those cheaper a byte than its dearest (cost_floor.hpp; at
+/// the floor's cost such a plan is the cheapest there is): one that fits
 /// the budget before one that does not; of those that fit, the fewest extra
 /// flops; of the others, the lowest peak, then the fewest flops.
 /// When none fits, the planner also aims lower (a run that misses its target

@@ -89,9 +89,11 @@ struct remat_options {
   /// rematerialize_best's local search: at most this many trials (each the
   /// eviction runs again), fewer on large graphs; 0: none.
   std::size_t local_search_trials = 48;
-  /// rematerialize_best, where its plan misses or costs more than 1 % of the
-  /// flops: also the eviction runs recomputing only the cost floor's cheapest
-  /// copies at its step and what costs no flops (views).
+  /// rematerialize_best, where its plan misses or costs more than the cost
+  /// floor (on graphs larger than its local search affords: more than 1 % of
+  /// the flops): also the eviction runs recomputing only the cost floor's
+  /// cheapest copies at its step and what costs fewer flops a byte than the
+  /// dearest of those.
   bool cost_floor_copies = true;
 };
 
@@ -120,8 +122,8 @@ struct remat_result {
   /// "blocks" (solve_blocks) or "runs" (plan_of_runs on a caller's runs),
   /// then ", idle weight W" for an eviction plan whose idle_weight is not 1
   /// and ", only bytes lacking" for one that counted only those (rule_name),
-  /// then ", only the cost floor's copies" for one allowed to recompute only
-  /// those (remat_options::cost_floor_copies), then ", local search (N moves)" when rematerialize_best's local search
+  /// then ", the cost floor's copies and cheaper" for one allowed to recompute
+  /// only those and cheaper makers (remat_options::cost_floor_copies), then ", local search (N moves)" when rematerialize_best's local search
   /// changed the plan N times (a vertex kept from being recomputed, retained,
   /// its inputs retained, or kept longer), then ", pruned" when copies it
   /// could do without were dropped.

@@ -56,6 +56,7 @@
 // several orders and rules, beside the exact programmes.
 
 #include <memopt/remat/eviction.hpp>
+#include <memopt/remat/rebuild.hpp>
 #include <memopt/remat/options.hpp>
 #include <memopt/remat/run.hpp>
 #include <memopt/rewrite/graph.hpp>

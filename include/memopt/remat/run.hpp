@@ -4,8 +4,9 @@
 // model counts them, evicting when the next step would pass the budget and
 // recomputing what a step needs as copies of its producers (the rules are in
 // remat/rematerialize.hpp, whose rematerialize drives it). Which storage to
-// evict is decided by the members remat/eviction.hpp defines: include that
-// header (or remat/rematerialize.hpp) to run it.
+// evict is decided by the members remat/eviction.hpp defines, how a step's
+// inputs are rebuilt by those of remat/rebuild.hpp: include
+// remat/rematerialize.hpp to run it.
 
 #include <memopt/remat/options.hpp>
 #include <memopt/rewrite/copy.hpp>
@@ -244,36 +245,39 @@ class remat_run {
 
   /// Where v's data inputs are read, recomputing dropped ones (for a copy,
   /// also values an in-place write has overwritten); each is marked pending
-  /// until v runs. A copy of an op reading only its inputs' shapes reads none.
-  std::vector<input_ref> ensure_inputs(std::size_t v, bool for_copy) {
-    std::vector<input_ref> inputs;
-    if (for_copy && reads_shape_only(f_, v)) return inputs;
-    for (const operand& o : f_.operands[v]) {
-      inputs.push_back(ensure(o, for_copy));
-      ++storages_[inputs.back().storage].pending;
-    }
-    return inputs;
-  }
+  /// as it is taken, in operand order, but for the dropped ones among
+  /// themselves (rebuild_order). A copy of an op reading only its inputs'
+  /// shapes reads none.
+  std::vector<input_ref> ensure_inputs(std::size_t v, bool for_copy);
 
-  input_ref ensure(operand t, bool for_copy) {
+  /// Where a step can read tensor t now without recomputing it, if anywhere.
+  std::optional<input_ref> held(operand t, bool for_copy) const {
     // An original reading a tensor after an in-place write reads the storage as it is.
     if (const std::size_t s = lost_in_[t.vertex][t.port]; !for_copy && s != no_holder && storages_[s].resident) {
-      return {{rewrite::original(t.vertex), t.port}, s};
+      return input_ref{{rewrite::original(t.vertex), t.port}, s};
     }
-    if (const std::size_t s = holder_[t.vertex][t.port]; s != no_holder) return {where_[t.vertex][t.port], s};
-    const std::size_t u = t.vertex;
-    if (!recomputable_[u]) throw unrebuildable{t};  // rare: the walks at eviction missed a later drop
-    const auto inputs = ensure_inputs(u, true);
-    const std::size_t k = copies_[u]++;
-    added_node node = rewrite::detail::recompute_copy(f_, u, k, naming_);
-    for (const input_ref& in : inputs) node.inputs.push_back(in.tensor);
-    if (last_run_) node.control.push_back(*last_run_);
-    const node_ref copy = rewrite::added(result_.plan.nodes.size());
-    result_.plan.nodes.push_back(std::move(node));
-    result_.extra_flops += f_.flops[u];
-    compute(u, copy, inputs, t.port);
-    return {where_[t.vertex][t.port], holder_[t.vertex][t.port]};
+    if (const std::size_t s = holder_[t.vertex][t.port]; s != no_holder) return input_ref{where_[t.vertex][t.port], s};
+    return std::nullopt;
   }
+
+  /// Where tensor t is read, recomputed (its inputs first) when gone.
+  input_ref ensure(operand t, bool for_copy);
+
+  /// A rebuild's bytes: the most it holds at once, and what it leaves (the storage read).
+  struct rebuild_need {
+    std::uint64_t peak = 0;
+    std::uint64_t left = 0;
+  };
+  using rebuild_walk = std::map<std::pair<std::size_t, std::size_t>, rebuild_need>;  ///< by (vertex, port) rebuilt
+  /// What rebuilding tensor t, gone, holds, its inputs rebuilt in
+  /// rebuild_order; `walk` gets every tensor the rebuild remakes.
+  rebuild_need measure_rebuild(operand t, rebuild_walk& walk) const;
+  /// The order to rebuild `operands[k]` for k in `gone`: one that another's
+  /// rebuild remakes first (that one then reads it), else Sethi and Ullman's
+  /// order, the rebuild holding the most beyond what it leaves first (a
+  /// residual chain's deep input before its block's own branch, not every
+  /// block's branch first).
+  std::vector<std::size_t> rebuild_order(const std::vector<operand>& operands, const std::vector<std::size_t>& gone) const;
 
   std::size_t copies_of(std::size_t v) const {
     const auto it = copies_.find(v);
