@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <ranges>
 #include <utility>
 #include <vector>
 
@@ -72,8 +71,7 @@ typename remat_run<Naming>::rebuild_need remat_run<Naming>::measure_rebuild(oper
       if (!held(o, true)) inputs.push_back(measure_rebuild(o, walk));
     }
   }
-  const auto surplus = [](const rebuild_need& n) { return static_cast<std::int64_t>(n.peak) - static_cast<std::int64_t>(n.left); };
-  std::ranges::stable_sort(inputs, std::greater<>(), surplus);
+  std::ranges::stable_sort(inputs, std::greater<>(), &rebuild_need::surplus);
   rebuild_need need;
   std::uint64_t holding = 0;
   for (const rebuild_need& in : inputs) {
@@ -91,10 +89,7 @@ template <rewrite_naming Naming>
 std::vector<std::size_t> remat_run<Naming>::rebuild_order(const std::vector<operand>& operands, const std::vector<std::size_t>& gone) const {
   std::vector<rebuild_walk> walks(gone.size());
   std::vector<std::int64_t> surplus(gone.size());
-  for (std::size_t j = 0; j < gone.size(); ++j) {
-    const rebuild_need need = measure_rebuild(operands[gone[j]], walks[j]);
-    surplus[j] = static_cast<std::int64_t>(need.peak) - static_cast<std::int64_t>(need.left);
-  }
+  for (std::size_t j = 0; j < gone.size(); ++j) surplus[j] = measure_rebuild(operands[gone[j]], walks[j]).surplus();
   const auto remakes = [&](std::size_t j, std::size_t i) {  // j's rebuild remakes operand gone[i]
     const operand t = operands[gone[i]];
     return i != j && operands[gone[j]] != t && walks[j].contains({t.vertex, t.port});
@@ -105,8 +100,8 @@ std::vector<std::size_t> remat_run<Naming>::rebuild_order(const std::vector<oper
     std::size_t next = gone.size();
     for (std::size_t j = 0; j < gone.size(); ++j) {
       if (placed[j]) continue;
-      const bool waits = std::ranges::any_of(std::views::iota(std::size_t{0}, gone.size()),
-                                             [&](std::size_t i) { return !placed[i] && remakes(j, i); });
+      bool waits = false;
+      for (std::size_t i = 0; i < gone.size() && !waits; ++i) waits = !placed[i] && remakes(j, i);
       if (!waits && (next == gone.size() || surplus[j] > surplus[next])) next = j;
     }
     placed[next] = true;

@@ -267,16 +267,14 @@ class remat_run {
   struct rebuild_need {
     std::uint64_t peak = 0;
     std::uint64_t left = 0;
+    /// What it holds beyond what it leaves: Sethi and Ullman's key.
+    [[nodiscard]] std::int64_t surplus() const { return static_cast<std::int64_t>(peak) - static_cast<std::int64_t>(left); }
   };
   using rebuild_walk = std::map<std::pair<std::size_t, std::size_t>, rebuild_need>;  ///< by (vertex, port) rebuilt
   /// What rebuilding tensor t, gone, holds, its inputs rebuilt in
   /// rebuild_order; `walk` gets every tensor the rebuild remakes.
   rebuild_need measure_rebuild(operand t, rebuild_walk& walk) const;
-  /// The order to rebuild `operands[k]` for k in `gone`: one that another's
-  /// rebuild remakes first (that one then reads it), else Sethi and Ullman's
-  /// order, the rebuild holding the most beyond what it leaves first (a
-  /// residual chain's deep input before its block's own branch, not every
-  /// block's branch first).
+  /// The order to rebuild `operands[k]` for k in `gone` (remat/rebuild.hpp).
   std::vector<std::size_t> rebuild_order(const std::vector<operand>& operands, const std::vector<std::size_t>& gone) const;
 
   std::size_t copies_of(std::size_t v) const {
