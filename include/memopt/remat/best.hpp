@@ -3,8 +3,9 @@
 // planner (remat/rematerialize.hpp) over several orders, rebuild bounds and
 // eviction rules; the exact programmes where the graph is a chain or a chain
 // of blocks; a plan that recomputes only what the cost floor's cheapest way
-// to make room at its step copies; a local search from the best plan of each
-// rule; and last the copies the best plans can do without dropped.
+// to make room at its step copies and makers cheaper a byte; a local search
+// from the best plan of each rule; and last the copies the best plans can do
+// without dropped.
 
 #include <memopt/remat/block_chain.hpp>
 #include <memopt/remat/chain.hpp>
