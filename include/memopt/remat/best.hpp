@@ -322,8 +322,7 @@ template <rewrite_naming Naming>
   }
   if (floor && (leaders.front().planned_peak > options.budget || leaders.front().extra_flops > floor->extra_flops)) {
     const auto flops_per_byte = [&f](std::size_t v) {
-      std::uint64_t bytes = 0;
-      for (const tensor_output& out : f.outputs[v]) bytes += out.shares && !out.shares->in_place ? 0 : out.bytes;
+      const std::uint64_t bytes = bytes_made(f, v);
       return bytes == 0 ? std::numeric_limits<double>::infinity() : f.flops[v] / static_cast<double>(bytes);
     };
     std::vector<bool> copied(f.size(), false);

@@ -158,6 +158,14 @@ inline std::string rule_name(const remat_options& o) {
   return rule.str();
 }
 
+/// The bytes vertex v's outputs take when it runs: all but views (an
+/// in-place output counts the storage it writes).
+[[nodiscard]] inline std::uint64_t bytes_made(const graph_facts& f, std::size_t v) {
+  std::uint64_t bytes = 0;
+  for (const tensor_output& out : f.outputs[v]) bytes += out.shares && !out.shares->in_place ? 0 : out.bytes;
+  return bytes;
+}
+
 /// By vertex: whether a copy of it computes the same values. Throws
 /// bad_plan_error for a fed vertex that does not exist.
 inline std::vector<bool> recomputable_vertices(const graph_facts& f, const remat_options& options) {

@@ -237,10 +237,8 @@ remat_result without_needless_copies(const graph_facts& f, remat_result r, std::
                                      std::size_t max_trials) {
   std::vector<std::size_t> runs = runs_of(r);
   if (r.plan.nodes.empty() || runs.empty() || r.planned_peak > budget || r.planned_bytes.size() != runs.size()) return r;
-  std::vector<std::uint64_t> made_bytes(f.size(), 0);  // by vertex: its outputs that are not views
-  for (std::size_t v = 0; v < f.size(); ++v) {
-    for (const tensor_output& out : f.outputs[v]) made_bytes[v] += out.shares && !out.shares->in_place ? 0 : out.bytes;
-  }
+  std::vector<std::uint64_t> made_bytes(f.size(), 0);  // by vertex
+  for (std::size_t v = 0; v < f.size(); ++v) made_bytes[v] = bytes_made(f, v);
   std::vector<bool> rejected(runs.size(), false);  // by position in runs: tried and needed
   std::vector<std::size_t> trial;
   const std::string method = r.method;
