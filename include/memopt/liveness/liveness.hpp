@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <numeric>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace memopt {
@@ -234,14 +235,15 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   return r;
 }
 
-/// Live intervals, timeline and peak of `order` (dense vertex indices) on the
-/// snapshot c of a graph: the same result as liveness() on the graph itself.
-[[nodiscard]] inline liveness_result snapshot_liveness(const compact_graph& c,
-                                                       std::span<const std::size_t> order,
-                                                       const liveness_options& options = {}) {
+namespace detail {
+
+/// snapshot_liveness's body; `buffers` is c's table, copied or moved in
+/// (the model rewrites it: in-place reuse, merged storages).
+inline liveness_result liveness_of_snapshot(const compact_graph& c, buffer_table buffers,
+                                            std::span<const std::size_t> order, const liveness_options& options) {
   liveness_result r;
-  r.buffers = c.buffers;
-  const std::size_t n = c.num_vertices();
+  r.buffers = std::move(buffers);
+  const std::size_t n = r.buffers.num_vertices();
   std::vector<std::size_t> step(n, unscheduled);
   for (std::size_t t = 0; t < order.size(); ++t) {
     const std::size_t i = order[t];
@@ -252,21 +254,38 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   for (std::size_t i = 0; i < n; ++i) {
     if (step[i] == unscheduled) throw not_topological_error(order_fault::missing, i);
   }
-  detail::require_hazards_kept(c.hazards, step);
+  require_hazards_kept(c.hazards, step);
   for (std::size_t i = 0; i < n; ++i) {
     for (const std::size_t j : c.successors[i]) {
       if (step[j] <= step[i]) throw not_topological_error(order_fault::before_predecessor, j, i);
     }
   }
-  detail::start_intervals(r, step, step.size());
+  start_intervals(r, step, step.size());
   std::vector<bool> read(r.buffers.size(), false);
   for (buffer_id b = 0; b < r.buffers.size(); ++b) {
     read[b] = !c.readers[b].empty();
     if (r.buffers.persistent[b]) continue;
     for (const std::size_t j : c.readers[b]) r.intervals[b].last = std::max(r.intervals[b].last, step[j]);
   }
-  detail::finish_liveness(r, n, [&](std::size_t t) { return order[t]; }, read, options);
+  finish_liveness(r, n, [&](std::size_t t) { return order[t]; }, read, options);
   return r;
+}
+
+}  // namespace detail
+
+/// Live intervals, timeline and peak of `order` (dense vertex indices) on the
+/// snapshot c of a graph: the same result as liveness() on the graph itself.
+[[nodiscard]] inline liveness_result snapshot_liveness(const compact_graph& c,
+                                                       std::span<const std::size_t> order,
+                                                       const liveness_options& options = {}) {
+  return detail::liveness_of_snapshot(c, c.buffers, order, options);
+}
+
+/// The same, taking c's buffer table rather than a copy (c's other rows stay
+/// as they were; its table is left empty).
+[[nodiscard]] inline liveness_result snapshot_liveness(compact_graph&& c, std::span<const std::size_t> order,
+                                                       const liveness_options& options = {}) {
+  return detail::liveness_of_snapshot(c, std::move(c.buffers), order, options);
 }
 
 }  // namespace memopt

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace memopt {
@@ -135,14 +136,14 @@ struct order_bounds {
 /// lower peak than every seed), proved_optimal whether it is the minimum.
 template <tensor_graph G, vertex_index_map<G> Index = identity_index>
 [[nodiscard]] best_of_result<G> exact_schedule(const G& g, const exact_options& options = {}, Index index = {}) {
-  const auto c = make_compact_graph(g, index);
+  auto c = make_compact_graph(g, index);
   const auto by_index = vertices_by_index(g, index);
   auto best = detail::best_heuristic_snapshot<G>(c, by_index, detail::program_indices(g, index));
   std::vector<std::size_t> start;
   for (const auto v : best.order) start.push_back(index(v));
   const auto started = std::chrono::steady_clock::now();
   const auto found = exact_order(c, start, options);
-  auto r = evaluate_order<G>(c, by_index, found.order);
+  auto r = evaluate_order<G>(std::move(c), by_index, found.order);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   best.candidates.push_back({"exact", r.peak_bytes, seconds});
   if (r.peak_bytes < best.peak_bytes) {

@@ -13,10 +13,13 @@
 #include <memopt/liveness/liveness.hpp>
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace memopt {
@@ -36,14 +39,16 @@ struct schedule_result {
 };
 
 /// The result of running `order` (dense indices) on the snapshot c of a graph
-/// whose vertices by index are by_index: its vertices and peak.
-template <class G>
-[[nodiscard]] schedule_result<G> evaluate_order(const compact_graph& c, const std::vector<vertex_t<G>>& by_index,
+/// whose vertices by index are by_index: its vertices and peak. A snapshot
+/// passed as an rvalue gives up its buffer table to the evaluation (no copy).
+template <class G, class Snapshot>
+  requires std::same_as<std::remove_cvref_t<Snapshot>, compact_graph>
+[[nodiscard]] schedule_result<G> evaluate_order(Snapshot&& c, const std::vector<vertex_t<G>>& by_index,
                                                 const std::vector<std::size_t>& order) {
   schedule_result<G> r;
   r.order.reserve(order.size());
   for (const auto i : order) r.order.push_back(by_index[i]);
-  const auto live = snapshot_liveness(c, order);
+  const auto live = snapshot_liveness(std::forward<Snapshot>(c), order);
   r.peak_bytes = live.peak_bytes;
   r.persistent_bytes = live.persistent_bytes;
   return r;
@@ -54,8 +59,9 @@ template <class G>
 template <tensor_graph G, vertex_index_map<G> Index, class OrderOf>
 [[nodiscard]] schedule_result<G> schedule_with(const G& g, Index index, std::string_view method,
                                                OrderOf&& order_of) {
-  const auto c = make_compact_graph(g, index);
-  auto r = evaluate_order<G>(c, vertices_by_index(g, index), order_of(c));
+  auto c = make_compact_graph(g, index);
+  const auto order = order_of(std::as_const(c));
+  auto r = evaluate_order<G>(std::move(c), vertices_by_index(g, index), order);
   r.method = method;
   return r;
 }
