@@ -4,12 +4,10 @@
 // read, the best lambda's bound, and the branch and bound over the makers
 // that closes the gap the best lambda leaves. Internal to the cost floor.
 
+#include <memopt/detail/flow_network.hpp>
 #include <memopt/remat/floor.hpp>
 #include <memopt/remat/options.hpp>
 #include <memopt/rewrite/graph.hpp>
-
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -27,22 +25,12 @@ namespace memopt::remat::detail {
 /// copies of their makers, closed over the makers' inputs.
 class cost_cut {
  public:
-  using traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
-  using network = boost::adjacency_list<
-      boost::vecS, boost::vecS, boost::directedS,
-      boost::property<boost::vertex_color_t, boost::default_color_type,
-                      boost::property<boost::vertex_distance_t, long,
-                                      boost::property<boost::vertex_predecessor_t, traits::edge_descriptor>>>,
-      boost::property<boost::edge_capacity_t, std::int64_t,
-                      boost::property<boost::edge_residual_capacity_t, std::int64_t,
-                                      boost::property<boost::edge_reverse_t, traits::edge_descriptor>>>>;
-
   /// `needed`: storages (roots) read after v and not live there; `free`, by
   /// root: live at v (or persistent, or empty).
   cost_cut(const graph_facts& f, const step_measure& m, const std::vector<operand>& needed,
            const std::vector<std::vector<bool>>& free) {
-    source_ = boost::add_vertex(g_);
-    sink_ = boost::add_vertex(g_);
+    source_ = net_.add_vertex();
+    sink_ = net_.add_vertex();
     std::vector<std::vector<std::size_t>> node(f.size());
     std::vector<std::size_t> copy(f.size(), no_vertex);
     std::vector<operand> stack;
@@ -50,7 +38,7 @@ class cost_cut {
       auto& slot = node[r.vertex];
       if (slot.empty()) slot.assign(f.outputs[r.vertex].size(), no_vertex);
       if (slot[r.port] == no_vertex) {
-        slot[r.port] = boost::add_vertex(g_);
+        slot[r.port] = net_.add_vertex();
         stack.push_back(r);
       }
       return slot[r.port];
@@ -67,7 +55,7 @@ class cost_cut {
         continue;
       }
       if (copy[maker] == no_vertex) {
-        copy[maker] = boost::add_vertex(g_);
+        copy[maker] = net_.add_vertex();
         makers_.push_back({maker, copy[maker], edges_.size()});
         link(source_, copy[maker], f.flops[maker], 0, false);
         const bool reads_inputs = !reads_shape_only(f, maker);  // else its copy reads no input
@@ -83,9 +71,6 @@ class cost_cut {
       total_bytes_ += static_cast<double>(e.bytes);
     }
   }
-
-  cost_cut(const cost_cut&) = delete;  // its edges point into its own graph
-  cost_cut& operator=(const cost_cut&) = delete;
 
   [[nodiscard]] std::size_t size() const noexcept { return edges_.size(); }
 
@@ -121,37 +106,20 @@ class cost_cut {
     const double total = total_flops_ + (bytes_only ? 0 : lambda * total_bytes_);
     const double unit = bytes_only ? 1 : std::max(total / std::ldexp(1.0, 50), std::numeric_limits<double>::min());
     const std::int64_t infinite = std::int64_t{1} << 62;
-    auto capacity = boost::get(boost::edge_capacity, g_);
     for (const auto& e : edges_) {
-      capacity[e.forward] = e.infinite ? infinite
-                            : bytes_only ? static_cast<std::int64_t>(e.bytes)
-                                         : static_cast<std::int64_t>(std::floor((e.flops + lambda * static_cast<double>(e.bytes)) / unit));
-      capacity[e.backward] = 0;
+      net_.capacity(e.arc) = e.infinite ? infinite
+                             : bytes_only ? static_cast<std::int64_t>(e.bytes)
+                                          : static_cast<std::int64_t>(std::floor((e.flops + lambda * static_cast<double>(e.bytes)) / unit));
     }
     for (std::size_t k = 0; k < forced_.size(); ++k) {  // copied: joined to the sink; kept: to the source
-      if (forced_[k] == forced::copied) capacity[edges_[sink_edges_ + k].forward] = infinite;
-      if (forced_[k] == forced::kept) capacity[edges_[makers_[k].edge].forward] = infinite;
+      if (forced_[k] == forced::copied) net_.capacity(edges_[sink_edges_ + k].arc) = infinite;
+      if (forced_[k] == forced::kept) net_.capacity(edges_[makers_[k].edge].arc) = infinite;
     }
-    const auto flow = boost::boykov_kolmogorov_max_flow(g_, source_, sink_);
-    // The source side: what the residual network reaches from the source.
-    auto residual = boost::get(boost::edge_residual_capacity, g_);
-    std::vector<bool> reached(boost::num_vertices(g_), false);
-    std::vector<std::size_t> stack{source_};
-    reached[source_] = true;
-    while (!stack.empty()) {
-      const std::size_t u = stack.back();
-      stack.pop_back();
-      for (const auto e : boost::make_iterator_range(boost::out_edges(u, g_))) {
-        const std::size_t w = boost::target(e, g_);
-        if (!reached[w] && residual[e] > 0) {
-          reached[w] = true;
-          stack.push_back(w);
-        }
-      }
-    }
+    const auto flow = net_.max_flow(source_, sink_);
+    const std::vector<bool> reached = net_.source_side(source_);
     cut c{.value = static_cast<double>(flow) * unit};
     for (const auto& e : edges_) {
-      if (e.infinite || !reached[boost::source(e.forward, g_)] || reached[boost::target(e.forward, g_)]) continue;
+      if (e.infinite || !reached[net_.from(e.arc)] || reached[net_.to(e.arc)]) continue;
       c.flops += e.flops;
       c.bytes += static_cast<double>(e.bytes);
     }
@@ -167,8 +135,7 @@ class cost_cut {
     std::size_t edge;  ///< in edges_: source to copy
   };
   struct edge {
-    traits::edge_descriptor forward;
-    traits::edge_descriptor backward;
+    memopt::detail::flow_network::arc_id arc;
     double flops;
     std::uint64_t bytes;
     bool infinite;
@@ -184,15 +151,10 @@ class cost_cut {
   }
 
   void link(std::size_t from, std::size_t to, double flops, std::uint64_t bytes, bool infinite) {
-    const auto forward = boost::add_edge(from, to, g_).first;
-    const auto backward = boost::add_edge(to, from, g_).first;
-    auto reverse = boost::get(boost::edge_reverse, g_);
-    reverse[forward] = backward;
-    reverse[backward] = forward;
-    edges_.push_back({forward, backward, flops, bytes, infinite});
+    edges_.push_back({net_.add_arc(from, to), flops, bytes, infinite});
   }
 
-  network g_;
+  memopt::detail::flow_network net_;
   std::size_t source_ = 0;
   std::size_t sink_ = 0;
   std::vector<edge> edges_;

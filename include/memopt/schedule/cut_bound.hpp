@@ -13,10 +13,8 @@
 // the closure problem behind both.
 
 #include <memopt/detail/budget.hpp>
+#include <memopt/detail/flow_network.hpp>
 #include <memopt/schedule/segments.hpp>
-
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -68,13 +66,12 @@ class step_cut_network {
     const auto all_read = [&](std::size_t x) { return k_ + 2 * x + 1; };
     source_ = k_ + 2 * buffers;
     sink_ = source_ + 1;
-    g_ = flow_graph(sink_ + 1);
-    capacity_ = boost::get(boost::edge_capacity, g_);
+    net_ = flow_network(sink_ + 1);
     // More than any cut that respects the implications (each buffer is cut
     // at most twice: M_x -> sink and source -> Z_x).
     for (const auto b : seg.bytes) forced_ += 2 * static_cast<std::int64_t>(b);
     // "a in S implies b in S": cutting a -> b is never allowed.
-    const auto implies = [&](std::size_t a, std::size_t b) { capacity_[arc(a, b)] = forced_; };
+    const auto implies = [&](std::size_t a, std::size_t b) { net_.capacity(arc(a, b)) = forced_; };
     for (std::size_t v = 0; v < k_; ++v) {
       for (const auto p : seg.preds[v]) {
         implies(v, p);
@@ -91,7 +88,7 @@ class step_cut_network {
       const auto bytes = static_cast<std::int64_t>(seg.bytes[x]);
       if (!outlives_its_step(seg, x)) continue;
       // M_x in S costs its bytes (M_x -> sink cut).
-      capacity_[arc(made(x), sink_)] = bytes;
+      net_.capacity(arc(made(x), sink_)) = bytes;
       if (!seg.triggers[x].empty()) {
         for (const auto t : seg.triggers[x]) implies(t, made(x));
         made_at_[x] = arc(source_, made(x));
@@ -102,7 +99,7 @@ class step_cut_network {
       }
       if (seg.keep[x]) continue;
       // Z_x in S gains its bytes back: out of S it pays them (source -> Z_x cut).
-      capacity_[arc(source_, all_read(x))] = bytes;
+      net_.capacity(arc(source_, all_read(x))) = bytes;
       constant_ -= bytes;
       implies(all_read(x), made(x));
       for (const auto r : seg.readers[x]) implies(all_read(x), r);
@@ -122,15 +119,15 @@ class step_cut_network {
   /// none when no such set is closed under predecessors.
   [[nodiscard]] std::optional<std::uint64_t> least_memory(std::size_t u, const std::vector<char>& side) {
     for (std::size_t v = 0; v < k_; ++v) {
-      capacity_[force_in_[v]] = side[v] == run_before ? forced_ : 0;
-      capacity_[force_out_[v]] = side[v] == not_yet ? forced_ : 0;
+      net_.capacity(force_in_[v]) = side[v] == run_before ? forced_ : 0;
+      net_.capacity(force_out_[v]) = side[v] == not_yet ? forced_ : 0;
     }
     for (const auto x : seg_.materialises[u]) {
-      if (outlives_its_step(seg_, x)) capacity_[made_at_[x]] = forced_;
+      if (outlives_its_step(seg_, x)) net_.capacity(made_at_[x]) = forced_;
     }
-    const std::int64_t cut = boost::boykov_kolmogorov_max_flow(g_, source_, sink_);
+    const std::int64_t cut = net_.max_flow(source_, sink_);
     for (const auto x : seg_.materialises[u]) {
-      if (outlives_its_step(seg_, x)) capacity_[made_at_[x]] = 0;
+      if (outlives_its_step(seg_, x)) net_.capacity(made_at_[x]) = 0;
     }
     if (cut >= forced_) return std::nullopt;
     const auto least_live = static_cast<std::uint64_t>(std::max<std::int64_t>(0, cut + constant_));
@@ -138,38 +135,16 @@ class step_cut_network {
   }
 
  private:
-  using traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
-  using edge = traits::edge_descriptor;
-  using vertex_properties = boost::property<
-      boost::vertex_index_t, long,
-      boost::property<boost::vertex_color_t, boost::default_color_type,
-                      boost::property<boost::vertex_distance_t, long, boost::property<boost::vertex_predecessor_t, edge>>>>;
-  using edge_properties = boost::property<
-      boost::edge_capacity_t, std::int64_t,
-      boost::property<boost::edge_residual_capacity_t, std::int64_t, boost::property<boost::edge_reverse_t, edge>>>;
-  using flow_graph =
-      boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, vertex_properties, edge_properties>;
-
-  edge arc(std::size_t from, std::size_t to) {
-    auto reverse = boost::get(boost::edge_reverse, g_);
-    const auto there = boost::add_edge(from, to, g_).first;
-    const auto back = boost::add_edge(to, from, g_).first;
-    capacity_[there] = 0;
-    capacity_[back] = 0;
-    reverse[there] = back;
-    reverse[back] = there;
-    return there;
-  }
+  flow_network::arc_id arc(std::size_t from, std::size_t to) { return net_.add_arc(from, to); }
 
   const segment& seg_;
   std::size_t k_;
   std::vector<std::vector<std::size_t>> succs_;
-  flow_graph g_;
-  boost::property_map<flow_graph, boost::edge_capacity_t>::type capacity_;
+  flow_network net_;
   std::size_t source_ = 0, sink_ = 0;
   std::int64_t forced_ = 1;
   std::int64_t constant_ = 0;  ///< bytes every set pays
-  std::vector<edge> made_at_, force_in_, force_out_;
+  std::vector<flow_network::arc_id> made_at_, force_in_, force_out_;
 };
 
 /// Marks with `value` every vertex reachable from u through `next` (u itself not).
