@@ -56,7 +56,7 @@ struct kept_storages {
   std::vector<std::vector<std::size_t>> id;       ///< by root tensor (vertex, port): its id, or no_vertex
 };
 
-inline kept_storages find_kept_storages(const graph_facts& f, const std::vector<std::vector<operand>>& root,
+inline kept_storages find_kept_storages(const graph_facts& f, const rewrite::detail::storage_root_table& root,
                                         const std::vector<bool>& recomputable) {
   kept_storages k;
   k.id.resize(f.size());
@@ -89,7 +89,7 @@ inline kept_storages find_kept_storages(const graph_facts& f, const std::vector<
 }
 
 /// The storages v reads or writes, by root, each once.
-inline std::vector<operand> step_storages(const graph_facts& f, const std::vector<std::vector<operand>>& root,
+inline std::vector<operand> step_storages(const graph_facts& f, const rewrite::detail::storage_root_table& root,
                                           std::size_t v) {
   std::vector<operand> own;
   for (const operand& o : f.operands[v]) own.push_back(root[o.vertex][o.port]);
@@ -121,7 +121,7 @@ class step_measure {
     }
   }
 
-  [[nodiscard]] const std::vector<std::vector<operand>>& root() const noexcept { return root_; }
+  [[nodiscard]] const rewrite::detail::storage_root_table& root() const noexcept { return root_; }
   [[nodiscard]] const std::vector<bool>& recomputable() const noexcept { return recomputable_; }
   [[nodiscard]] const kept_storages& kept() const noexcept { return kept_; }
   [[nodiscard]] const std::vector<std::size_t>& position() const noexcept { return position_; }
@@ -186,7 +186,7 @@ class step_measure {
 
  private:
   const graph_facts& f_;
-  std::vector<std::vector<operand>> root_;
+  rewrite::detail::storage_root_table root_;
   std::vector<bool> recomputable_;
   kept_storages kept_;
   std::vector<std::size_t> position_;

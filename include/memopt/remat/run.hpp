@@ -8,7 +8,9 @@
 // inputs are rebuilt by those of remat/rebuild.hpp: include
 // remat/rematerialize.hpp to run it.
 
+#include <memopt/detail/per_output.hpp>
 #include <memopt/remat/options.hpp>
+#include <memopt/remat/reads.hpp>
 #include <memopt/rewrite/copy.hpp>
 #include <memopt/rewrite/graph.hpp>
 #include <memopt/rewrite/naming.hpp>
@@ -51,37 +53,14 @@ class remat_run {
  public:
   remat_run(const graph_facts& f, const std::vector<std::size_t>& order, const remat_options& options, const Naming& naming,
             const remat_repairs& repairs)
-      : f_(f), order_(order), options_(options), naming_(naming) {
+      : f_(f), order_(order), options_(options), naming_(naming), output_first_(memopt::detail::output_offsets(f.outputs)),
+        later_(output_first_, {}), retained_until_(output_first_, 0),
+        pinned_(output_first_, 0), writers_(output_first_, 0), holder_(output_first_, no_holder),
+        where_(output_first_, {}), lost_in_(output_first_, no_holder) {
     const std::size_t n = f.size();
     std::vector<std::size_t> position(n, 0);
     for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
-    holder_.resize(n);
-    where_.resize(n);
-    uses_.resize(n);
-    later_.resize(n);
-    for (std::size_t v = 0; v < n; ++v) {
-      later_[v].resize(f.outputs[v].size());
-      holder_[v].assign(f.outputs[v].size(), no_holder);
-      lost_in_.emplace_back(f.outputs[v].size(), no_holder);
-      where_[v].resize(f.outputs[v].size());
-      uses_[v].resize(f.outputs[v].size());
-    }
-    for (std::size_t v = 0; v < n; ++v) {
-      for (const operand& o : f.operands[v]) uses_[o.vertex][o.port].push_back(position[v]);
-    }
-    // A view is rebuilt from its source: reads of the view are reads of the source too.
-    for (auto k = order.size(); k-- > 0;) {
-      const std::size_t v = order[k];
-      for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
-        const auto& shares = f.outputs[v][port].shares;
-        if (!shares || shares->in_place) continue;
-        auto& source = uses_[shares->source.vertex][shares->source.port];
-        source.insert(source.end(), uses_[v][port].begin(), uses_[v][port].end());
-      }
-    }
-    for (auto& by_port : uses_) {
-      for (auto& positions : by_port) std::ranges::sort(positions, std::greater<>());  // the next use last
-    }
+    uses_ = positions_of_reads(f, order, position, output_first_);
     expiring_.resize(order.size());
     kept_until_.assign(n, 0);
     if (options.kept_until) {
@@ -89,14 +68,12 @@ class remat_run {
         if (const std::size_t u = options.kept_until(v); u < n) kept_until_[v] = position[u];
       }
     }
-    retained_until_.resize(n);
     for (std::size_t v = 0; v < n; ++v) {
-      retained_until_[v].assign(f.outputs[v].size(), 0);
       if (!options.retain || !options.retain(v)) continue;
       // Until the last read of what its consumers make: a rebuild of those reads it.
       std::size_t until = 0;
       for (const std::size_t c : f.consumers[v]) {
-        for (const auto& positions : uses_[c]) until = std::max(until, positions.empty() ? 0 : positions.front());
+        for (const auto& positions : uses_.of[c]) until = std::max(until, positions.empty() ? 0 : positions.front());
       }
       for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
         retained_until_[v][port] = until;
@@ -104,13 +81,9 @@ class remat_run {
       }
     }
     recomputable_ = recomputable_vertices(f, options);
-    pinned_.resize(n);
-    writers_.resize(n);
     root_ = rewrite::detail::storage_roots(f);
     const auto& root = root_;
     for (std::size_t v = 0; v < n; ++v) {
-      pinned_[v].resize(f.outputs[v].size());
-      writers_[v].resize(f.outputs[v].size());
       for (std::size_t port = 0; port < f.outputs[v].size(); ++port) pinned_[v][port] = f.outputs[v][port].live_out;
     }
     for (std::size_t v = 0; v < n; ++v) {
@@ -171,8 +144,8 @@ class remat_run {
 
   /// Next use of original tensor t at this step or later (a position in the order), or never.
   std::size_t next_use(operand t) {
-    auto& positions = uses_[t.vertex][t.port];
-    while (!positions.empty() && positions.back() < step_) positions.pop_back();
+    auto& positions = uses_.of[t.vertex][t.port];
+    while (!positions.empty() && positions.back() < step_) positions = positions.first(positions.size() - 1);
     std::size_t next = positions.empty() ? never : positions.back();
     auto& planned = later_[t.vertex][t.port];
     while (!planned.empty() && planned.begin()->first < step_) planned.erase(planned.begin());
@@ -181,8 +154,8 @@ class remat_run {
   }
 
   std::size_t next_static_use(operand t) {
-    auto& positions = uses_[t.vertex][t.port];
-    while (!positions.empty() && positions.back() < step_) positions.pop_back();
+    auto& positions = uses_.of[t.vertex][t.port];
+    while (!positions.empty() && positions.back() < step_) positions = positions.first(positions.size() - 1);
     return positions.empty() ? never : positions.back();
   }
 
@@ -338,8 +311,8 @@ class remat_run {
     if (!node.added) {  // v's own reads of this step are done, and those of the sources of the views it reads
       for (operand o : f_.operands[v]) {
         for (std::size_t hops = 0; hops <= f_.size(); ++hops) {
-          auto& positions = uses_[o.vertex][o.port];
-          while (!positions.empty() && positions.back() <= step_) positions.pop_back();
+          auto& positions = uses_.of[o.vertex][o.port];
+          while (!positions.empty() && positions.back() <= step_) positions = positions.first(positions.size() - 1);
           const auto& shares = f_.outputs[o.vertex][o.port].shares;
           if (!shares || shares->in_place) break;
           o = shares->source;
@@ -413,23 +386,27 @@ class remat_run {
   const std::vector<std::size_t>& order_;
   const remat_options& options_;
   const Naming& naming_;
-  std::vector<std::vector<std::vector<std::size_t>>> uses_;  ///< by tensor: its readers' positions, the next last
-  /// By tensor: (position, dropped tensor) of the rebuilds that will read it
-  /// by then; a rebuild done takes its reads back (planned_reads_).
+  // By tensor (vertex, port), in one array each:
+  template <class T>
+  using by_tensor = memopt::detail::per_output<T>;
+  const memopt::detail::output_offsets_ptr output_first_;  ///< the offsets they share
+  read_positions uses_;  ///< its readers' positions, the next last
+  /// (position, dropped tensor) of the rebuilds that will read it by then; a
+  /// rebuild done takes its reads back (planned_reads_).
   using tensor_key = std::pair<std::size_t, std::size_t>;  ///< (vertex, port)
-  std::vector<std::vector<std::multiset<std::pair<std::size_t, tensor_key>>>> later_;
+  by_tensor<std::multiset<std::pair<std::size_t, tensor_key>>> later_;
+  by_tensor<std::size_t> retained_until_;  ///< kept resident until this position (options.retain)
+  by_tensor<char> pinned_;
+  by_tensor<std::size_t> writers_;      ///< of a root tensor: in-place writes into its storage
+  by_tensor<std::size_t> writes_left_;  ///< of a root tensor: those of writers_ not run yet
+  by_tensor<std::size_t> holder_;       ///< the storage holding it, or no_holder
+  by_tensor<tensor_ref> where_;         ///< the node output holding it
+  by_tensor<std::size_t> lost_in_;      ///< the storage an in-place write took it from
+  rewrite::detail::storage_root_table root_;  ///< by tensor: the root of its storage
   std::map<tensor_key, std::vector<std::pair<operand, std::size_t>>> planned_reads_;  ///< by dropped tensor
-  std::vector<std::vector<operand>> expiring_;               ///< by position: tensors with a recompute read planned there, or retained until there
-  std::vector<std::vector<std::size_t>> retained_until_;     ///< by tensor: kept resident until this position (options.retain)
-  std::vector<std::size_t> kept_until_;                      ///< by vertex: its outputs not dropped before this position (options.kept_until)
+  std::vector<std::vector<operand>> expiring_;  ///< by position: tensors with a recompute read planned there, or retained until there
+  std::vector<std::size_t> kept_until_;         ///< by vertex: its outputs not dropped before this position (options.kept_until)
   std::vector<bool> recomputable_;
-  std::vector<std::vector<bool>> pinned_;
-  std::vector<std::vector<std::size_t>> writers_;            ///< by root tensor: in-place writes into its storage
-  std::vector<std::vector<std::size_t>> writes_left_;        ///< by root tensor: those of writers_ not run yet
-  std::vector<std::vector<operand>> root_;                   ///< by tensor: the root of its storage
-  std::vector<std::vector<std::size_t>> holder_;             ///< by tensor: the storage holding it, or no_holder
-  std::vector<std::vector<tensor_ref>> where_;               ///< by tensor: the node output holding it
-  std::vector<std::vector<std::size_t>> lost_in_;            ///< by tensor: the storage an in-place write took it from
   std::vector<storage> storages_;
   std::priority_queue<candidate, std::vector<candidate>, std::greater<>> candidates_;
   std::vector<std::size_t> version_;  ///< by storage: how often it was measured

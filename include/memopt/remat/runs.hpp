@@ -77,7 +77,7 @@ class storage_states {
     return {root, static_cast<std::size_t>(end - writers.begin())};
   }
   const graph_facts& f_;
-  std::vector<std::vector<operand>> root_;                 // by tensor
+  rewrite::detail::storage_root_table root_;              // by tensor
   std::vector<std::vector<std::vector<std::size_t>>> writers_;  // by root tensor: its in-place writers, by index
 };
 

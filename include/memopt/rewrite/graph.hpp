@@ -10,6 +10,7 @@
 // vertex's data edges; otherwise the order of the sources' out_edges, by
 // source index (a directed-only graph keeps no other record of it).
 
+#include <memopt/detail/per_output.hpp>
 #include <memopt/graph/concepts.hpp>
 #include <memopt/graph/index_map.hpp>
 #include <memopt/graph/tensor_traits.hpp>
@@ -135,10 +136,11 @@ template <sim::simulation_graph G, vertex_index_map<G> Index = identity_index>
 namespace detail {
 
 /// By vertex and port: the root (vertex, port) of the tensor's storage.
-/// O(tensors): each alias chain is walked once.
-inline std::vector<std::vector<operand>> storage_roots(const graph_facts& f) {
-  std::vector<std::vector<operand>> root(f.size());
-  for (std::size_t v = 0; v < f.size(); ++v) root[v].assign(f.outputs[v].size(), {no_vertex, 0});
+using storage_root_table = memopt::detail::per_output<operand>;
+
+/// The storage roots of f's tensors. O(tensors): each alias chain is walked once.
+inline storage_root_table storage_roots(const graph_facts& f) {
+  storage_root_table root(memopt::detail::output_offsets(f.outputs), {no_vertex, 0});
   std::vector<operand> path;
   for (std::size_t v = 0; v < f.size(); ++v) {
     for (std::size_t port = 0; port < f.outputs[v].size(); ++port) {
