@@ -1,8 +1,10 @@
 // detail/: the shared internals, each against a brute force or by hand.
 #include <memopt/detail/checked.hpp>
 #include <memopt/detail/event_sweep.hpp>
+#include <memopt/detail/flow_network.hpp>
 #include <memopt/detail/kahn.hpp>
 #include <memopt/detail/keyed_position_set.hpp>
+#include <memopt/detail/per_output.hpp>
 #include <memopt/detail/radix_sort.hpp>
 #include <memopt/detail/segment_tree.hpp>
 #include <memopt/detail/union_find.hpp>
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -251,4 +254,82 @@ TEST_CASE("add_overflows and checked_add at the 2^64 edge") {
     CHECK(e.sum_bytes == max);
     CHECK(e.added_bytes == 2);
   }
+}
+
+TEST_CASE("flow_network: a hand-checked cut, and the capacities set again for a second cut") {
+  // 0 = source, 3 = sink; 0 -> 1 (3), 0 -> 2 (2), 1 -> 2 (1), 1 -> 3 (2), 2 -> 3 (3).
+  memopt::detail::flow_network net(4);
+  const auto s1 = net.add_arc(0, 1), s2 = net.add_arc(0, 2), a12 = net.add_arc(1, 2);
+  const auto t1 = net.add_arc(1, 3), t2 = net.add_arc(2, 3);
+  CHECK(net.num_arcs() == 10);
+  CHECK(net.from(s1 + 1) == 1);  // the reverse arc
+  CHECK(net.to(s1 + 1) == 0);
+  net.capacity(s1) = 3;
+  net.capacity(s2) = 2;
+  net.capacity(a12) = 1;
+  net.capacity(t1) = 2;
+  net.capacity(t2) = 3;
+  CHECK(net.max_flow(0, 3) == 5);
+  // Both source arcs are saturated: the cut nearest the source is {0}.
+  CHECK(net.source_side(0) == std::vector<bool>{true, false, false, false});
+  net.capacity(s1) = 10;  // now 1 -> 3 and 1 -> 2 -> 3 carry what 1 gets: 2 + 1, plus 2 from 0 -> 2
+  CHECK(net.max_flow(0, 3) == 5);
+  CHECK(net.source_side(0) == std::vector<bool>{true, true, false, false});
+  // An arc added later joins the next cut.
+  const auto extra = net.add_arc(1, 3);
+  net.capacity(extra) = 4;
+  CHECK(net.max_flow(0, 3) == 9);
+}
+
+TEST_CASE("flow_network: the cut equals the least over every source side, on random networks") {
+  std::mt19937_64 rng(29);
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t n = 2 + rng() % 7;
+    memopt::detail::flow_network net(n);
+    std::vector<std::tuple<std::size_t, std::size_t, std::int64_t>> arcs;
+    const std::size_t m = rng() % 16;
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::size_t u = rng() % n, v = rng() % n;
+      if (u == v) continue;
+      const auto c = static_cast<std::int64_t>(rng() % 10);
+      net.capacity(net.add_arc(u, v)) = c;
+      arcs.emplace_back(u, v, c);
+    }
+    const std::size_t source = 0, sink = n - 1;
+    std::int64_t least = std::numeric_limits<std::int64_t>::max();
+    std::vector<std::uint64_t> least_sides;  // every source side of least capacity
+    for (std::uint64_t side = 0; side < (std::uint64_t{1} << n); ++side) {
+      if (((side >> source) & 1) == 0 || ((side >> sink) & 1) != 0) continue;
+      std::int64_t cut = 0;
+      for (const auto& [u, v, c] : arcs) {
+        if (((side >> u) & 1) != 0 && ((side >> v) & 1) == 0) cut += c;
+      }
+      if (cut < least) least_sides.clear();
+      if (cut <= least) least_sides.push_back(side);
+      least = std::min(least, cut);
+    }
+    CHECK(net.max_flow(source, sink) == least);
+    // The source side found is the least one: inside every side of least capacity.
+    const auto reached = net.source_side(source);
+    std::uint64_t found = 0;
+    for (std::size_t v = 0; v < n; ++v) found |= static_cast<std::uint64_t>(reached[v]) << v;
+    for (const auto side : least_sides) CHECK((found & ~side) == 0);
+    CHECK(std::ranges::find(least_sides, found) != least_sides.end());
+  }
+}
+
+TEST_CASE("per_output: a value per output, vertex by vertex, sharing offsets") {
+  const std::vector<std::vector<int>> outputs{{1, 2}, {}, {3}, {4, 5, 6}};
+  const auto first = memopt::detail::output_offsets(outputs);
+  CHECK(*first == std::vector<std::size_t>{0, 2, 2, 3, 6});
+  memopt::detail::per_output<std::size_t> table(first, 7);
+  CHECK(table[1].empty());
+  CHECK(table[3].size() == 3);
+  table[3][2] = 9;
+  table[0][1] = 8;
+  CHECK(table.values() == std::vector<std::size_t>{7, 8, 7, 7, 7, 9});
+  auto copy = table;
+  copy[0][0] = 1;
+  CHECK(table[0][0] == 7);
+  CHECK(copy.offsets() == table.offsets());
 }

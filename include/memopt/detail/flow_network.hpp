@@ -10,6 +10,7 @@
 
 #include <boost/graph/boykov_kolmogorov_max_flow.hpp>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <boost/range/iterator_range.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -5,6 +5,7 @@
 // next read is the last; all lists in one array.
 
 #include <memopt/detail/per_output.hpp>
+#include <memopt/remat/options.hpp>
 #include <memopt/rewrite/graph.hpp>
 
 #include <algorithm>
