@@ -12,14 +12,23 @@
 #include <cstddef>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace memopt::remat::detail {
 
 struct read_positions {
   std::vector<std::size_t> all;  ///< every list, tensor after tensor
-  /// By tensor: its list, a part of `all` (moving this keeps them valid).
+  /// By tensor: its list, a part of `all` (a move keeps them valid, a copy would not).
   memopt::detail::per_output<std::span<std::size_t>> of;
+
+  read_positions() = default;
+  read_positions(std::vector<std::size_t> lists, memopt::detail::per_output<std::span<std::size_t>> by_tensor)
+      : all(std::move(lists)), of(std::move(by_tensor)) {}
+  read_positions(read_positions&&) = default;
+  read_positions& operator=(read_positions&&) = default;
+  read_positions(const read_positions&) = delete;
+  read_positions& operator=(const read_positions&) = delete;
 };
 
 /// The reads of every tensor of f in `order` (position[v]: v's place in it);
