@@ -26,7 +26,6 @@ class flow_network {
   explicit flow_network(std::size_t vertices = 0) : vertices_(vertices) {}
 
   std::size_t add_vertex() { return vertices_++; }
-  [[nodiscard]] std::size_t num_vertices() const noexcept { return vertices_; }
   [[nodiscard]] std::size_t num_arcs() const noexcept { return from_.size(); }
 
   /// An arc from -> to and its reverse, both of capacity 0; returns the arc's

@@ -1,11 +1,10 @@
 #pragma once
 // per_output<T>: a value for each output of each vertex, all in one array
-// (vertex v's outputs at first[v] .. first[v + 1] of offsets that tables of
-// the same graph share);
-// values[v][port] reads as a vector of vectors does, without an allocation
-// per vertex (the rematerialisation planner builds a dozen of these for every
-// run over graphs of 10^5 vertices, and the allocator's time was a third of
-// the planner's).
+// (vertex v's outputs at first[v] .. first[v + 1], offsets that the tables of
+// one graph share). values[v][port] reads as a vector of vectors does, without
+// an allocation per vertex: the rematerialisation planner builds a dozen of
+// these a run over graphs of 10^5 vertices, and the allocator's time was a
+// third of the planner's.
 
 #include <cstddef>
 #include <memory>
