@@ -281,20 +281,22 @@ TEST_CASE("property: key orders bound the segment's optimum, never below their k
 }
 
 TEST_CASE("property: probes that restart every few states prove the optimum where A* stops at once") {
-  std::mt19937_64 rng(2615);
-  for (int trial = 0; trial < 1000; ++trial) {
-    INFO("trial " << trial);
-    for (const auto& seg : random_segments(rng, trial)) {
-      const std::uint64_t optimum = optimum_of(seg);
-      std::vector<std::size_t> identity(seg.size());
-      std::iota(identity.begin(), identity.end(), std::size_t{0});
-      // A* stops past two states; the probes forget their dead ends past
-      // two, and restart after runs of 1, 1, 2, 1, 1, 2, 4, ... states.
-      md::segment_search search(seg, md::search_budget{}, 2, 1);
-      const auto found = search.run(identity, 0);
-      CHECK(found.peak == optimum);
-      CHECK(found.lower_bound == optimum);
-      CHECK(seg.peak_of(found.order) == optimum);
+  for (const auto guidance : {md::probe_guidance::none, md::probe_guidance::incumbent}) {
+    std::mt19937_64 rng(2615);
+    for (int trial = 0; trial < 1000; ++trial) {
+      INFO("trial " << trial << ", guided by the incumbent " << (guidance == md::probe_guidance::incumbent));
+      for (const auto& seg : random_segments(rng, trial)) {
+        const std::uint64_t optimum = optimum_of(seg);
+        std::vector<std::size_t> identity(seg.size());
+        std::iota(identity.begin(), identity.end(), std::size_t{0});
+        // A* stops past two states; the probes forget their dead ends past
+        // two, and restart after runs of 1, 1, 2, 1, 1, 2, 4, ... states.
+        md::segment_search search(seg, md::search_budget{}, 2, 1, guidance);
+        const auto found = search.run(identity, 0);
+        CHECK(found.peak == optimum);
+        CHECK(found.lower_bound == optimum);
+        CHECK(seg.peak_of(found.order) == optimum);
+      }
     }
   }
 }

@@ -15,6 +15,10 @@
 // of vertices run decides that alone: a depth-first search that never enters
 // a set twice answers it storing only the sets it has left, where A* would
 // store every set it has seen (ten times as many on RandWire stages).
+//
+// Probes guided by the incumbent (probe_guidance::incumbent, for the windows
+// of windows.hpp once they stall) try first to run just under its peak
+// following its order, and alternate their restarts between the two keys.
 
 #include <memopt/detail/budget.hpp>
 #include <memopt/detail/splitmix.hpp>
@@ -37,6 +41,12 @@
 
 namespace memopt::detail {
 
+/// How the depth-first probes order their moves (segment_search).
+enum class probe_guidance {
+  none,       ///< least live bytes after the move first
+  incumbent,  ///< also the incumbent's order: a probe just under its peak first
+};
+
 /// The A* search of one segment.
 class segment_search {
  public:
@@ -44,9 +54,9 @@ class segment_search {
   static constexpr std::uint64_t default_restart_work = std::uint64_t{1} << 20;
 
   segment_search(const segment& seg, search_budget budget, std::size_t state_limit,
-                 std::uint64_t restart_work = default_restart_work)
+                 std::uint64_t restart_work = default_restart_work, probe_guidance guidance = probe_guidance::none)
       : seg_(seg), k_(seg.size()), words_((k_ + 63) / 64), budget_(budget), state_limit_(state_limit),
-        restart_work_(restart_work), store_(words_) {
+        restart_work_(restart_work), guidance_(guidance), store_(words_) {
     must_see_ = memory_every_order_sees(seg);
     sharpen_by_cuts(seg, must_see_, budget_);
     by_must_see_.resize(k_);
@@ -116,7 +126,7 @@ class segment_search {
   bool fits_within(outcome& best, std::uint64_t good_enough, double share) {
     if (good_enough <= best.lower_bound) return false;
     std::vector<std::size_t> order;
-    switch (within_slice(share, [&] { return order_within(good_enough, order, false); })) {
+    switch (within_slice(share, [&] { return order_within(good_enough, order, {}); })) {
       case verdict::found:
         best.order = std::move(order);
         best.peak = seg_.peak_of(best.order);
@@ -204,14 +214,31 @@ class segment_search {
   /// 10^7 states, restarts find 211 MB in 3.6 * 10^7). A probe that finds
   /// an order lowers the peak, one that proves there is none raises the
   /// bound, and one stopped by its budget is followed by an easier one.
+  /// Guided by the incumbent, each round first asks on a quarter of the
+  /// budget left for an order just under the peak, near the incumbent's.
   void narrow_by_probes(outcome& best) {
+    const bool guided = guidance_ == probe_guidance::incumbent;
     std::uint64_t easiest_unknown = best.lower_bound;
     while (best.lower_bound < best.peak && !budget_.exhausted()) {
       const std::uint64_t from = std::max(best.lower_bound, easiest_unknown);
       if (from >= best.peak) break;
-      const std::uint64_t limit = from + (best.peak - 1 - from) / 2;
       std::vector<std::size_t> order;
-      switch (within_slice(0.5, [&] { return order_within(limit, order, true); })) {
+      if (guided) {
+        const probe_keys near_incumbent{.restarts = true, .incumbent = &best.order, .every_run = true};
+        const verdict just_under = within_slice(0.25, [&] { return order_within(best.peak - 1, order, near_incumbent); });
+        if (just_under == verdict::found) {
+          best.order = std::move(order);
+          best.peak = seg_.peak_of(best.order);
+          continue;
+        }
+        if (just_under == verdict::none) {
+          best.lower_bound = best.peak;
+          break;
+        }
+      }
+      const std::uint64_t limit = from + (best.peak - 1 - from) / 2;
+      const probe_keys keys{.restarts = true, .incumbent = guided ? &best.order : nullptr};
+      switch (within_slice(0.5, [&] { return order_within(limit, order, keys); })) {
         case verdict::found:
           best.order = std::move(order);
           best.peak = seg_.peak_of(best.order);
@@ -251,26 +278,44 @@ class segment_search {
 
   enum class verdict { found, none, stopped };
 
+  /// How order_within orders the moves of a set.
+  struct probe_keys {
+    bool restarts = false;  ///< start again after luby(n) * restart_work_ states
+    /// When set, runs are keyed by the vertices' positions in this order (odd
+    /// runs only, or every run; near_position).
+    const std::vector<std::size_t>* incumbent = nullptr;
+    bool every_run = false;
+  };
+
   /// Depth-first search for an order whose every step is within `limit`,
-  /// into `order` when found; least live after the move first. Such a
-  /// search finds an order soon or wanders long below a wrong early choice:
-  /// with `restarts`, it starts again after luby(n) * restart_work_ states,
-  /// each time with the moves' live bytes jittered by up to 1/16 (the first
-  /// run as they are); a set found a dead end stays one, so the dead ends it
-  /// remembers (at most state_limit, then it forgets them) carry over. It
-  /// leaves the store empty.
-  verdict order_within(std::uint64_t limit, std::vector<std::size_t>& order, bool restarts) {
+  /// into `order` when found; least live after the move first (or as
+  /// `keys` say). Such a search finds an order soon or wanders long below a
+  /// wrong early choice: with restarts, it starts again after luby(n) *
+  /// restart_work_ states, each time with the moves' live bytes jittered by
+  /// up to 1/16 (the first run as they are); a set found a dead end stays
+  /// one, so the dead ends it remembers (at most state_limit, then it
+  /// forgets them) carry over. It leaves the store empty.
+  verdict order_within(std::uint64_t limit, std::vector<std::size_t>& order, const probe_keys& keys) {
     struct frame {
       std::vector<std::uint64_t> set;
       std::uint64_t live;
       std::vector<move> moves;
       std::size_t next = 0;
     };
-    std::uint64_t run = 0, run_left = restarts ? restart_work_ : std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t run = 0, run_left = keys.restarts ? restart_work_ : std::numeric_limits<std::uint64_t>::max();
+    std::vector<std::uint64_t> position;
+    if (keys.incumbent != nullptr) {
+      position.resize(k_);
+      for (std::size_t i = 0; i < keys.incumbent->size(); ++i) position[(*keys.incumbent)[i]] = i;
+    }
     const auto moves_within = [&](const std::vector<std::uint64_t>& set, std::uint64_t live) {
       collect_moves(set.data(), {limit, live, none, none, 0}, limit);
       std::erase_if(moves_, [&](const move& m) { return m.cost > limit; });
-      const auto key = [&](const move& m) { return run == 0 ? m.live : jittered(m.live, run, m.vertex); };
+      const bool by_position = !position.empty() && (keys.every_run || run % 2 == 1);
+      const auto key = [&](const move& m) {
+        if (by_position) return near_position(position[m.vertex], run, m.vertex);
+        return run == 0 ? m.live : jittered(m.live, run, m.vertex);
+      };
       std::ranges::sort(moves_, [&](const move& a, const move& b) { return key(a) < key(b); });
       return moves_;
     };
@@ -333,6 +378,14 @@ class segment_search {
     const std::uint64_t z = splitmix64(run * golden_gamma + vertex);
     const std::uint64_t step = live / 16 / 1024;
     return live - live / 16 + step * (z % 2049);
+  }
+
+  /// A sort key for the vertex at `position` of an order: in the first run
+  /// the position, later moved by up to three places, the same for (run,
+  /// vertex) on every platform.
+  static std::uint64_t near_position(std::uint64_t position, std::uint64_t run, std::size_t vertex) {
+    if (run == 0) return position * 64;
+    return position * 64 + splitmix64(run * golden_gamma + vertex) % 256;
   }
 
   /// The moves from `set`, reached as `s`, into moves_: the ready vertices,
@@ -403,6 +456,7 @@ class segment_search {
   search_budget budget_;
   std::size_t state_limit_;
   std::uint64_t restart_work_;
+  probe_guidance guidance_;
   std::vector<std::uint64_t> must_see_;
   std::vector<std::size_t> by_must_see_;  ///< vertices, most memory they must see first
   std::vector<std::size_t> by_step_;      ///< vertices, smallest outputs first

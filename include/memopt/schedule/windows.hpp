@@ -24,11 +24,12 @@ namespace memopt::detail {
 /// Large-neighbourhood search where the segments are too wide to solve:
 /// reorder a window of consecutive vertices around the peak exactly, everything
 /// else fixed, with growing windows, while that lowers the peak and time lasts.
-/// `progress`, when set, hears each peak reached.
+/// `guidance` is the windows' probes' (segment_search). `progress`, when set,
+/// hears each peak reached.
 inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::vector<std::size_t> order,
                                                    const std::vector<vertex_role>& role, std::uint64_t lower_bound,
                                                    search_budget& budget, std::size_t state_limit,
-                                                   const progress_callback& progress = {}) {
+                                                   probe_guidance guidance, const progress_callback& progress = {}) {
   constexpr std::size_t widths[] = {16, 32, 64, 128, 256};
   while (!budget.exhausted()) {
     // Where the peak is, as a position among the normal vertices.
@@ -61,7 +62,8 @@ inline std::vector<std::size_t> improve_by_windows(const compact_graph& g, std::
         auto locals = identity_orders(segments);
         // A slice of what is left (at least half a second of the time, so
         // that a loaded machine still finishes windows).
-        segment_search search(segments[w], budget.slice(1.0 / 6, std::chrono::milliseconds(500)), state_limit);
+        segment_search search(segments[w], budget.slice(1.0 / 6, std::chrono::milliseconds(500)), state_limit,
+                              segment_search::default_restart_work, guidance);
         auto found = search.run(locals[w], elsewhere);
         budget.charge(search.budget());
         if (found.peak < segments[w].peak_of(locals[w])) {
