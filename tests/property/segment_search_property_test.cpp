@@ -300,3 +300,21 @@ TEST_CASE("property: probes that restart every few states prove the optimum wher
     }
   }
 }
+
+TEST_CASE("probe keys: Luby's run lengths, and an incumbent's positions moved by at most three places") {
+  const std::uint64_t lengths[] = {1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8, 1};
+  for (std::uint64_t n = 1; n <= std::size(lengths); ++n) CHECK(md::luby(n) == lengths[n - 1]);
+  int reordered = 0;
+  for (std::uint64_t run = 0; run < 40; ++run) {
+    for (std::size_t p = 0; p < 200; ++p) {
+      for (std::size_t q = p + 1; q < 200; ++q) {
+        // Vertex v at position v: a later one may come first only if close.
+        if (md::near_position(q, run, q) >= md::near_position(p, run, p)) continue;
+        ++reordered;
+        CHECK(run > 0);
+        CHECK(q - p <= 3);
+      }
+    }
+  }
+  CHECK(reordered > 1000);  // later runs do differ from the first
+}

@@ -21,9 +21,9 @@
 // following its order, and alternate their restarts between the two keys.
 
 #include <memopt/detail/budget.hpp>
-#include <memopt/detail/splitmix.hpp>
 #include <memopt/schedule/cut_bound.hpp>
 #include <memopt/schedule/exact_bounds.hpp>
+#include <memopt/schedule/probe_keys.hpp>
 #include <memopt/schedule/segment_beam.hpp>
 #include <memopt/schedule/segments.hpp>
 #include <memopt/schedule/state_store.hpp>
@@ -40,12 +40,6 @@
 #include <vector>
 
 namespace memopt::detail {
-
-/// How the depth-first probes order their moves (segment_search).
-enum class probe_guidance {
-  none,       ///< least live bytes after the move first
-  incumbent,  ///< also the incumbent's order: a probe just under its peak first
-};
 
 /// The A* search of one segment.
 class segment_search {
@@ -361,31 +355,6 @@ class segment_search {
     }
     store_.clear();
     return result;
-  }
-
-  /// The Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, ... at n >= 1: restart
-  /// lengths within a log factor of the best fixed length, unknown here.
-  static std::uint64_t luby(std::uint64_t n) {
-    for (std::uint64_t size = 1;; size = 2 * size + 1) {
-      if (size == n) return (size + 1) / 2;
-      if (size > n) return luby(n - size / 2);
-    }
-  }
-
-  /// `live` moved by up to 1/16 either way, the same for (run, vertex) on
-  /// every platform (splitmix64).
-  static std::uint64_t jittered(std::uint64_t live, std::uint64_t run, std::size_t vertex) {
-    const std::uint64_t z = splitmix64(run * golden_gamma + vertex);
-    const std::uint64_t step = live / 16 / 1024;
-    return live - live / 16 + step * (z % 2049);
-  }
-
-  /// A sort key for the vertex at `position` of an order: in the first run
-  /// the position, later moved by up to three places, the same for (run,
-  /// vertex) on every platform.
-  static std::uint64_t near_position(std::uint64_t position, std::uint64_t run, std::size_t vertex) {
-    if (run == 0) return position * 64;
-    return position * 64 + splitmix64(run * golden_gamma + vertex) % 256;
   }
 
   /// The moves from `set`, reached as `s`, into moves_: the ready vertices,
