@@ -212,37 +212,30 @@ class segment_search {
   /// budget left for an order just under the peak, near the incumbent's.
   void narrow_by_probes(outcome& best) {
     const bool guided = guidance_ == probe_guidance::incumbent;
+    // A probe within `limit`: an order found lowers the peak, a proof of
+    // none raises the bound.
+    const auto probe = [&](std::uint64_t limit, const probe_keys& keys, double share) {
+      std::vector<std::size_t> order;
+      const verdict v = within_slice(share, [&] { return order_within(limit, order, keys); });
+      if (v == verdict::found) {
+        best.order = std::move(order);
+        best.peak = seg_.peak_of(best.order);
+      } else if (v == verdict::none) {
+        best.lower_bound = limit + 1;
+      }
+      return v;
+    };
     std::uint64_t easiest_unknown = best.lower_bound;
     while (best.lower_bound < best.peak && !budget_.exhausted()) {
       const std::uint64_t from = std::max(best.lower_bound, easiest_unknown);
       if (from >= best.peak) break;
-      std::vector<std::size_t> order;
-      if (guided) {
-        const probe_keys near_incumbent{.restarts = true, .incumbent = &best.order, .every_run = true};
-        const verdict just_under = within_slice(0.25, [&] { return order_within(best.peak - 1, order, near_incumbent); });
-        if (just_under == verdict::found) {
-          best.order = std::move(order);
-          best.peak = seg_.peak_of(best.order);
-          continue;
-        }
-        if (just_under == verdict::none) {
-          best.lower_bound = best.peak;
-          break;
-        }
+      if (guided && probe(best.peak - 1, {.restarts = true, .incumbent = &best.order, .every_run = true}, 0.25) !=
+                        verdict::stopped) {
+        continue;
       }
       const std::uint64_t limit = from + (best.peak - 1 - from) / 2;
-      const probe_keys keys{.restarts = true, .incumbent = guided ? &best.order : nullptr};
-      switch (within_slice(0.5, [&] { return order_within(limit, order, keys); })) {
-        case verdict::found:
-          best.order = std::move(order);
-          best.peak = seg_.peak_of(best.order);
-          break;
-        case verdict::none:
-          best.lower_bound = limit + 1;
-          break;
-        case verdict::stopped:
-          easiest_unknown = limit + 1;
-          break;
+      if (probe(limit, {.restarts = true, .incumbent = guided ? &best.order : nullptr}, 0.5) == verdict::stopped) {
+        easiest_unknown = limit + 1;
       }
     }
   }
