@@ -4,8 +4,10 @@
 //   build-bench/bench/scaling_bench --benchmark_format=json > scaling.json
 //   scripts/scaling.py scaling.json       # docs/performance.md's table and log-log slopes
 // Counters: bytes_per_vertex is the largest amount of heap the call held at
-// once beyond what it started with, over the vertices (allocations counted by
-// this binary's operator new and delete); the graph itself is built before.
+// once beyond what it started with, over the vertices, and
+// allocated_per_vertex all it asked for (the two differ by what growing
+// vectors copy and what is freed on the way), counted by this binary's
+// operator new and delete; the graph itself is built before.
 #include "random_graph.hpp"
 
 #include <memopt/heap.hpp>
@@ -26,9 +28,10 @@
 
 namespace {
 
-std::atomic<std::size_t> live_bytes{0}, peak_bytes{0};
+std::atomic<std::size_t> live_bytes{0}, peak_bytes{0}, allocated_bytes{0};
 
 void note_allocation(std::size_t bytes) {
+  allocated_bytes.fetch_add(bytes);
   const auto now = live_bytes.fetch_add(bytes) + bytes;
   auto peak = peak_bytes.load();
   while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
@@ -81,15 +84,17 @@ template <class F>
 void scaled(benchmark::State& state, F run) {
   const auto vertices = static_cast<std::size_t>(state.range(0));
   const graph& g = graph_of(vertices);
-  std::size_t held = 0;
+  std::size_t held = 0, allocated = 0;
   for (auto _ : state) {
-    const std::size_t before = live_bytes.load();
+    const std::size_t before = live_bytes.load(), allocated_before = allocated_bytes.load();
     peak_bytes.store(before);
     run(g);
     held = std::max(held, peak_bytes.load() - before);
+    allocated = std::max(allocated, allocated_bytes.load() - allocated_before);
   }
   state.counters["vertices"] = static_cast<double>(vertices);
   state.counters["bytes_per_vertex"] = static_cast<double>(held) / static_cast<double>(vertices);
+  state.counters["allocated_per_vertex"] = static_cast<double>(allocated) / static_cast<double>(vertices);
 }
 
 void BM_topological_sort(benchmark::State& s) {
@@ -109,6 +114,17 @@ void BM_read_edge_bundles(benchmark::State& s) {
       for (const auto e : boost::make_iterator_range(out_edges(v, g))) sum += g[e].port + (g[e].control ? 1 : 0);
     }
     benchmark::DoNotOptimize(sum);
+  });
+}
+// What fresh memory costs on this machine: 256 bytes a vertex (about what a
+// scheduler holds), allocated and written once. glibc maps a block this large
+// anew and unmaps it on free, so each call pays a page fault per 4 KiB page;
+// with the heap kept (GLIBC_TUNABLES in docs/performance.md) only the writes
+// are left. A reference row, not a memopt algorithm.
+void BM_fresh_memory(benchmark::State& s) {
+  scaled(s, [](const graph& g) {
+    std::vector<std::byte> block(256 * num_vertices(g));
+    benchmark::DoNotOptimize(block.data());
   });
 }
 void BM_liveness(benchmark::State& s) {
@@ -161,6 +177,7 @@ void BM_simulate_fifo(benchmark::State& s) { scaled(s, simulate_on_four<memopt::
 #define MEMOPT_SCALING(name) BENCHMARK(name)->RangeMultiplier(10)->Range(1000, 1'000'000)->Unit(benchmark::kMillisecond)
 MEMOPT_SCALING(BM_topological_sort);
 MEMOPT_SCALING(BM_read_edge_bundles);
+MEMOPT_SCALING(BM_fresh_memory);
 MEMOPT_SCALING(BM_liveness);
 MEMOPT_SCALING(BM_list_schedule);
 MEMOPT_SCALING(BM_dfs_schedule);
