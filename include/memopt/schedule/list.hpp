@@ -24,7 +24,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
+#include <limits>
 #include <queue>
 #include <string_view>
 #include <type_traits>
@@ -212,38 +212,42 @@ template <schedule_priority Priority = bytes_freed_priority>
   list_state state(g);
   std::priority_queue<entry> ready;
   std::vector<std::uint64_t> version(n, 0);
-  std::vector<std::optional<key_type>> key(n);  // set while v is ready
-  std::vector<std::size_t> ready_list;          // any_state: the ready vertices, and
-  std::vector<std::size_t> ready_slot(depends == key_dependency::any_state ? n : 0);  // where each sits
+  // The ready vertices and their current keys, side by side and dense (few
+  // are ready at once), and where each vertex sits among them.
+  constexpr compact_index not_ready = std::numeric_limits<compact_index>::max();
+  std::vector<std::size_t> ready_vertices;
+  std::vector<key_type> ready_keys;
+  std::vector<compact_index> slot(n, not_ready);
   std::uint64_t sequence = 0;
   // Queues v, or requeues it when its priority changed (an unchanged one keeps
   // its place among equals, as in XLA).
   const auto push = [&](std::size_t v) {
     auto k = priority(state, v);
-    if (key[v] && *key[v] == k) return;
-    if constexpr (depends == key_dependency::any_state) {
-      if (!key[v]) {
-        ready_slot[v] = ready_list.size();
-        ready_list.push_back(v);
-      }
+    if (slot[v] == not_ready) {
+      slot[v] = static_cast<compact_index>(ready_vertices.size());
+      ready_vertices.push_back(v);
+      ready_keys.push_back(k);
+    } else if (ready_keys[slot[v]] == k) {
+      return;
+    } else {
+      ready_keys[slot[v]] = k;
     }
     ++sequence;
     const std::uint64_t tie = options.ties == tie_break::latest_ready     ? sequence
                               : options.ties == tie_break::earliest_ready ? ~sequence
                                                                           : ~static_cast<std::uint64_t>(v);
-    ready.push({k, tie, v, ++version[v]});
-    key[v] = std::move(k);
+    ready.push({std::move(k), tie, v, ++version[v]});
   };
   const auto rekey_ready_readers = [&](buffer_id b) {
     for (const auto r : g.readers[b]) {
-      if (key[r]) push(r);
+      if (slot[r] != not_ready) push(r);
     }
   };
   // b's last reader is known: only its bytes freed changed (none left for a graph output).
   const auto rekey_sole_reader = [&](buffer_id b) {
     if (g.buffers.live_out[b]) return;
     const std::size_t r = state.sole_unscheduled_reader(b);
-    if (key[r]) push(r);
+    if (slot[r] != not_ready) push(r);
   };
 
   detail::ready_tracker tracker(g);
@@ -255,18 +259,19 @@ template <schedule_priority Priority = bytes_freed_priority>
     ready.pop();
     if (top.version != version[top.vertex]) continue;  // superseded by a newer priority
     const std::size_t v = top.vertex;
-    key[v].reset();
-    if constexpr (depends == key_dependency::any_state) {
-      const std::size_t last = ready_list.back();
-      ready_list[ready_slot[v]] = last;
-      ready_slot[last] = ready_slot[v];
-      ready_list.pop_back();
+    if (const std::size_t last = ready_vertices.back(); last != v) {  // takes v's place
+      ready_vertices[slot[v]] = last;
+      ready_keys[slot[v]] = std::move(ready_keys.back());
+      slot[last] = slot[v];
     }
+    ready_vertices.pop_back();
+    ready_keys.pop_back();
+    slot[v] = not_ready;
     order.push_back(v);
     const auto& single = state.run(v);
     tracker.ran(v, push);
     if constexpr (depends == key_dependency::any_state) {
-      for (const auto r : ready_list) push(r);
+      for (std::size_t k = 0; k < ready_vertices.size(); ++k) push(ready_vertices[k]);
     } else if constexpr (depends == key_dependency::unscheduled_uses) {
       for (const auto b : g.reads[v]) rekey_ready_readers(b);
     } else if constexpr (depends == key_dependency::bytes_freed) {
