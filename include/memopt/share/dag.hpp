@@ -248,13 +248,12 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
           vertex_index_map<G> Index = identity_index>
 [[nodiscard]] sharing_plan dag_share(const G& g, Policy policy = {}, const share_options& options = {},
                                      Index index = {}) {
-  const compact_graph c = make_compact_graph(g, index);
+  compact_graph c = make_compact_graph(g, index);
   const buffer_table& buffers = c.buffers;
   detail::check_option_sizes(options, buffers.size());
   const std::size_t n = c.num_vertices();
 
   sharing_plan plan;
-  plan.buffers = buffers;
   plan.storage_of.assign(buffers.size(), no_storage);
   detail::free_pool<Policy> pool(options.max_free, std::move(policy));
 
@@ -341,6 +340,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   if (detail::depth_first_topological(c, persistent, run, enter, leave) != n) require_acyclic(g, index);
 
   detail::sum_storages(plan);
+  plan.buffers = std::move(c.buffers);
   return plan;
 }
 

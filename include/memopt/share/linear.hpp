@@ -31,14 +31,13 @@ template <tensor_graph G, reuse_policy Policy = lifo_reuse, vertex_index_map<G> 
 [[nodiscard]] sharing_plan linear_share(const G& g, std::span<const vertex_t<G>> order,
                                         Policy policy = {}, const share_options& options = {},
                                         Index index = {}) {
-  const auto live = liveness(g, order, index);
+  auto live = liveness(g, order, index);
   compact_graph c = make_compact_graph(g, index);
-  c.buffers = live.buffers;  // the order's storages: in-place reuse included
+  c.buffers = std::move(live.buffers);  // the order's storages: in-place reuse included
   const buffer_table& buffers = c.buffers;
   detail::check_option_sizes(options, buffers.size());
 
   sharing_plan plan;
-  plan.buffers = buffers;
   plan.storage_of.assign(buffers.size(), no_storage);
   detail::free_pool<Policy> pool(std::numeric_limits<std::size_t>::max(), std::move(policy));
   const auto anything = [](std::size_t) { return reuse_verdict::take; };
@@ -62,6 +61,7 @@ template <tensor_graph G, reuse_policy Policy = lifo_reuse, vertex_index_map<G> 
     for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) release(b, t);
   }
   detail::sum_storages(plan);
+  plan.buffers = std::move(c.buffers);
   return plan;
 }
 
