@@ -309,6 +309,35 @@ TEST_CASE("dag_share: a storage that passed at an op passes above it on the stac
   }
 }
 
+TEST_CASE("dag_share: users that passed at an op still on the stack pass, though their set has left it") {
+  // Weights r and r2; p(10) reads r, u1 and u2 read p, z reads r2, j(10)
+  // reads u1 and z, m reads u1 (control from j), w(10) reads u2 and j. The
+  // walk descends r p u1 u2 (j waits for z, w for j), leaves them, then runs
+  // r2 z j: p's storage, free since u2 ran, is judged at j: u1 passes (j, its
+  // successor, is on the stack), u2 fails and the storage waits on it. Then
+  // m runs, u1's last successor, and leaves: u1's set is now m's, off the
+  // stack. w enters (u2's successor) and the storage is judged again at w: u1
+  // passed at j, still under w, so only u2 is looked at: w takes the storage.
+  // (Judging u1 anew through m, w grew z's 1-byte storage to 10: 32 bytes.)
+  const mt::graph_spec spec{{{.outputs = {1}, .persistent = true},
+                             {.outputs = {1}, .persistent = true},
+                             {.outputs = {10}, .inputs = {{0, 0}}},
+                             {.outputs = {1}, .inputs = {{2, 0}}},
+                             {.outputs = {1}, .inputs = {{2, 0}}},
+                             {.outputs = {1}, .inputs = {{1, 0}}},
+                             {.outputs = {10}, .inputs = {{3, 0}, {5, 0}}},
+                             {.inputs = {{3, 0}}, .control = {6}},
+                             {.outputs = {10}, .inputs = {{4, 0}, {6, 0}}}}};
+  memopt::share_options walk_only;
+  walk_only.exact_precedence_vertices = 0;
+  for (const auto& options : {walk_only, memopt::share_options{}}) {
+    const auto plan = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, options);
+    CHECK(storage(plan, 8) == storage(plan, 2));
+    CHECK(storage(plan, 6) != storage(plan, 2));
+    CHECK(plan.total_bytes == 10 + 1 + 1 + 1 + 10);  // p and w, u1, u2, z, j
+  }
+}
+
 TEST_CASE("reuse policies: LIFO, best fit, and the seed's size-aware pick") {
   const auto pick = [](auto policy, std::vector<std::uint64_t> sizes, std::uint64_t request) {
     memopt::detail::free_pool<decltype(policy)> pool;

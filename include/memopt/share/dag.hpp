@@ -10,8 +10,8 @@
 // user precedes the op is exact on graphs of at most
 // options.exact_precedence_vertices vertices (each op's ancestors as bits);
 // on larger ones it comes in near-constant time from the walk's stack and a
-// union-find of finished vertices (and a storage that passed at an op still on
-// the stack passes), and may miss a path: a missed reuse, never a wrong one
+// union-find of finished vertices (and users that passed at an op still on the
+// stack pass), and may miss a path: a missed reuse, never a wrong one
 // (docs/sharing.md). Either way every plan passes check_sharing(g, plan).
 //
 // Among the allowed storages the policy picks (best fit by default), judging
@@ -173,19 +173,21 @@ class precedence_test {
   /// Whether op v is on the walk's stack (so it precedes the op on top).
   [[nodiscard]] bool on_stack(std::size_t v) const { return facts_[v].on_stack; }
 
-  /// The first of `users` not known to precede op i, or none. In the walk's
-  /// test `users` shrinks: those up to the blocker become distinct set leaders
-  /// (the blocker is the first user whose leader fails, so the ones after it
-  /// need no look yet).
-  std::size_t first_blocker(std::span<compact_index>& users, std::size_t i) {
+  /// The first of `users` after the first `known` (known to precede op i)
+  /// not known to precede it, or none; `known` becomes the number of users
+  /// before it. In the walk's test `users` shrinks: those looked at up to the
+  /// blocker become distinct set leaders (the blocker is the first user whose
+  /// leader fails, so the ones after it need no look yet).
+  std::size_t first_blocker(std::span<compact_index>& users, std::size_t& known, std::size_t i) {
     if (exact()) {
       const std::span<const std::uint64_t> ancestors = ancestors_of(i);
-      for (const std::size_t u : users) {
+      for (; known < users.size(); ++known) {
+        const std::size_t u = users[known];
         if (u != i && ((ancestors[u / 64] >> (u % 64)) & 1) == 0) return u;
       }
       return none;
     }
-    std::size_t kept = 0, next = 0, blocker = none;
+    std::size_t kept = known, next = known, blocker = none;
     while (next < users.size() && blocker == none) {
       const std::size_t leader = leader_of(users[next++]);
       vertex_facts& facts = facts_[leader];
@@ -194,7 +196,8 @@ class precedence_test {
       users[kept++] = static_cast<compact_index>(leader);
       if (leader != i && facts.successors_on_stack == 0) blocker = leader;
     }
-    for (std::size_t k = 0; k < kept; ++k) facts_[users[k]].seen = false;
+    for (std::size_t k = known; k < kept; ++k) facts_[users[k]].seen = false;
+    known = blocker == none ? kept : kept - 1;
     while (next < users.size()) users[kept++] = users[next++];
     users = users.first(kept);
     return blocker;
@@ -278,7 +281,10 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     compact_index user_count = 0;
     std::uint32_t device = 0;
     compact_index next_waiting = 0;  ///< while it waits (precedence_test::wait)
-    compact_index passed_at = detail::not_passed;  ///< the op at which it last passed the test
+    /// The op at which its first `users_passed` users were last seen to
+    /// precede the op judging it: they precede every op above it on the stack.
+    compact_index passed_at = detail::not_passed;
+    compact_index users_passed = 0;
   };
   std::vector<freed_storage> freed;  // by storage, while it is free
   const auto release = [&](buffer_id b, const auto& last_users) {
@@ -309,15 +315,15 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     precedes.ran(i);
     const auto judge = [&](std::size_t s) {
       freed_storage& f = freed[s];
-      // Its users precede the op it passed at, which precedes every op above it on the stack.
-      if (f.passed_at != detail::not_passed && precedes.on_stack(f.passed_at)) return reuse_verdict::take;
+      // Users that preceded an op still on the stack precede i: look only past them.
+      std::size_t known = f.passed_at != detail::not_passed && precedes.on_stack(f.passed_at) ? f.users_passed : 0;
+      if (known == f.user_count) return reuse_verdict::take;
       std::span<compact_index> last_users(users.data() + f.first_user, f.user_count);
-      const std::size_t blocker = precedes.first_blocker(last_users, i);
+      const std::size_t blocker = precedes.first_blocker(last_users, known, i);
       f.user_count = static_cast<compact_index>(last_users.size());
-      if (blocker == detail::precedence_test::none) {
-        f.passed_at = static_cast<compact_index>(i);
-        return reuse_verdict::take;
-      }
+      f.passed_at = static_cast<compact_index>(i);
+      f.users_passed = static_cast<compact_index>(known);
+      if (blocker == detail::precedence_test::none) return reuse_verdict::take;
       if (precedes.exact()) return reuse_verdict::skip;
       precedes.wait(s, blocker, f.next_waiting);
       return reuse_verdict::drop;
