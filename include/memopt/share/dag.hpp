@@ -242,9 +242,6 @@ class precedence_test {
   std::vector<std::uint64_t> ancestors_;  ///< by vertex, words_ each
 };
 
-/// A free storage's `passed_at` before it first passes the precedence test.
-inline constexpr compact_index not_passed = std::numeric_limits<compact_index>::max();
-
 }  // namespace detail
 
 template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
@@ -283,7 +280,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     compact_index next_waiting = 0;  ///< while it waits (precedence_test::wait)
     /// The op at which its first `users_passed` users were last seen to
     /// precede the op judging it: they precede every op above it on the stack.
-    compact_index passed_at = detail::not_passed;
+    compact_index passed_at = 0;
     compact_index users_passed = 0;
   };
   std::vector<freed_storage> freed;  // by storage, while it is free
@@ -291,7 +288,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     const std::size_t s = plan.storage_of[b];
     freed_storage& f = freed[s];
     f.bytes = plan.storage_bytes[s];
-    f.passed_at = detail::not_passed;
+    f.users_passed = 0;
     f.first_user = users.size();
     f.user_count = static_cast<compact_index>(last_users.size());
     users.insert(users.end(), last_users.begin(), last_users.end());
@@ -316,7 +313,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     const auto judge = [&](std::size_t s) {
       freed_storage& f = freed[s];
       // Users that preceded an op still on the stack precede i: look only past them.
-      std::size_t known = f.passed_at != detail::not_passed && precedes.on_stack(f.passed_at) ? f.users_passed : 0;
+      std::size_t known = f.users_passed > 0 && precedes.on_stack(f.passed_at) ? f.users_passed : 0;
       if (known == f.user_count) return reuse_verdict::take;
       std::span<compact_index> last_users(users.data() + f.first_user, f.user_count);
       const std::size_t blocker = precedes.first_blocker(last_users, known, i);
