@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The scaling table of docs/performance.md from scaling_bench's JSON output.
 
-usage: flags="--benchmark_format=json --benchmark_min_warmup_time=1 \
-              --benchmark_repetitions=3 --benchmark_report_aggregates_only=true"
+usage: flags="--benchmark_format=json --benchmark_min_warmup_time=1 --benchmark_repetitions=5 \
+              --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true"
        GLIBC_TUNABLES=glibc.malloc.mmap_threshold=4294967295:glibc.malloc.trim_threshold=4294967295 \
            build-bench/bench/scaling_bench $flags > kept.json
        build-bench/bench/scaling_bench $flags > default.json
@@ -17,7 +17,9 @@ algorithm adds to the memory system's own growth), the peak heap the call
 holds per vertex and all it allocates per vertex, and the ratio issue 35 sets
 as the target. default.json, the same run under glibc's default heap, adds its
 time and ratio at 10^6. With repetitions, each figure is the median of the
-repetitions (the ratio: of medians from the same run).
+repetitions (the ratio: of medians from the same run). The repetitions of all
+benchmarks run interleaved in a random order, so that a slow minute of a
+shared machine falls on every row alike rather than on one.
 """
 import json
 import math
@@ -28,6 +30,11 @@ from collections import defaultdict
 TARGETS = {"liveness": 1.5, "arena_best_fit": 3, "dag_share": 3,
            "simulate_composite": 5, "simulate_fifo": 5}
 SCHEDULER_TARGET = 3  # every list and DFS scheduler
+# The table's rows: the references first, then each family (interleaved runs
+# report in a random order); a benchmark not listed follows by name.
+ROWS = ["topological_sort", "read_edge_bundles", "fresh_memory", "liveness", "list_schedule",
+        "dfs_schedule", "post_order_schedule", "bfs_schedule", "dfs_size_schedule",
+        "lpmf_schedule", "arena_best_fit", "dag_share", "simulate_composite", "simulate_fifo"]
 
 
 def read(path):
@@ -64,7 +71,12 @@ def main():
           + " | target | slope 10^5→10^6 | slope less topological_sort's"
           + " | heap bytes/vertex held | allocated |")
     print("|---" * (len(sizes) + 7 + (2 if default else 0)) + "|")
-    for name, t in times.items():
+    def row(name):
+        short = name.removeprefix("BM_")
+        return (ROWS.index(short), "") if short in ROWS else (len(ROWS), short)
+
+    for name in sorted(times, key=row):
+        t = times[name]
         short = name.removeprefix("BM_")
         target = TARGETS.get(short, SCHEDULER_TARGET if short.endswith("_schedule") else None)
         ratio = t[last] / base[last]
