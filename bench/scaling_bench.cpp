@@ -1,8 +1,9 @@
 // Each family's main algorithms from 10^3 to 10^6 vertices (three edges a
 // vertex, random_graph.hpp), beside boost::topological_sort on the same graphs
-// in the same run, with the library's own peak heap use per vertex:
-//   build-bench/bench/scaling_bench --benchmark_format=json > scaling.json
-//   scripts/scaling.py scaling.json       # docs/performance.md's table and log-log slopes
+// in the same run, with the library's own peak heap use per vertex.
+// docs/performance.md's table and log-log slopes come from two runs of it
+// (interleaved repetitions, the heap kept and not) read by scripts/scaling.py,
+// whose docstring has the commands.
 // Counters: bytes_per_vertex is the largest amount of heap the call held at
 // once beyond what it started with, over the vertices, and
 // allocated_per_vertex all it asked for (the two differ by what growing
