@@ -62,34 +62,35 @@ struct compact_graph {
 
 namespace detail {
 
-/// Offsets from counts: counts[r + 1] holds row r's size; afterwards first[r]
-/// is where row r starts.
-inline void counts_to_offsets(std::vector<std::size_t>& first) {
-  for (std::size_t r = 1; r < first.size(); ++r) first[r] += first[r - 1];
+/// Rows from the (row, item) entries for_each_entry(emit) hands to emit, each
+/// row's items in the order handed. for_each_entry runs twice (a count, then
+/// the placing) and must hand the same entries both times. O(rows + entries).
+template <class T, class ForEachEntry>
+[[nodiscard]] csr_rows<T> gather_rows(std::size_t rows, ForEachEntry&& for_each_entry) {
+  csr_rows<T> gathered;
+  // Counts land two places up, so that the sums leave first[r + 1] at row r's
+  // start; placing moves it to row r's end, which is row r + 1's start.
+  gathered.first.assign(rows + 2, 0);
+  for_each_entry([&](std::size_t row, const T&) { ++gathered.first[row + 2]; });
+  for (std::size_t r = 2; r < gathered.first.size(); ++r) gathered.first[r] += gathered.first[r - 1];
+  gathered.items.resize(gathered.first.back());
+  for_each_entry([&](std::size_t row, const T& item) { gathered.items[gathered.first[row + 1]++] = item; });
+  gathered.first.pop_back();
+  return gathered;
 }
 
 /// Rows from (row, item) entries, each row's items in the order given. O(rows + entries).
 template <class T>
 [[nodiscard]] csr_rows<T> group_rows(std::size_t rows, std::span<const std::pair<std::size_t, T>> entries) {
-  csr_rows<T> grouped;
-  grouped.first.assign(rows + 1, 0);
-  for (const auto& entry : entries) ++grouped.first[entry.first + 1];
-  counts_to_offsets(grouped.first);
-  grouped.items.resize(entries.size());
-  // first[r + 1] is where row r ends: fill each row from its end, entries in
-  // reverse, then shift the offsets down one to where rows start.
-  for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry) {
-    grouped.items[--grouped.first[entry->first + 1]] = entry->second;
-  }
-  std::copy(grouped.first.begin() + 1, grouped.first.end(), grouped.first.begin());
-  grouped.first.back() = entries.size();
-  return grouped;
+  return gather_rows<T>(rows, [&](auto&& emit) {
+    for (const auto& [row, item] : entries) emit(row, item);
+  });
 }
 
 /// Drops repeated items within each row, keeping first occurrences in order.
 /// `seen` holds one stamp per possible item, none equal to a row number yet.
 template <class T>
-void drop_repeats(csr_rows<T>& rows, std::vector<std::size_t>& seen) {
+void drop_repeats(csr_rows<T>& rows, std::vector<compact_index>& seen) {
   std::size_t kept = 0;
   const std::size_t count = rows.first.size() - 1;
   for (std::size_t row = 0; row < count; ++row) {
@@ -99,12 +100,60 @@ void drop_repeats(csr_rows<T>& rows, std::vector<std::size_t>& seen) {
     for (std::size_t k = begin; k < end; ++k) {
       const T item = rows.items[k];
       if (seen[item] == row) continue;
-      seen[item] = row;
+      seen[item] = static_cast<compact_index>(row);
       rows.items[kept++] = item;
     }
   }
   rows.first[count] = kept;
   rows.items.resize(kept);
+}
+
+/// Row r of the rows `walked` (of the r-th vertex walked) as row walk[r]; the
+/// rows themselves when the walk went in index order.
+[[nodiscard]] inline csr_rows<compact_index> by_index(csr_rows<compact_index>&& walked,
+                                                      std::span<const compact_index> walk) {
+  bool in_order = true;
+  for (std::size_t r = 0; r < walk.size() && in_order; ++r) in_order = walk[r] == r;
+  if (in_order) return std::move(walked);
+  return gather_rows<compact_index>(walk.size(), [&](auto&& emit) {
+    for (std::size_t r = 0; r < walk.size(); ++r) {
+      for (const compact_index item : walked[r]) emit(walk[r], item);
+    }
+  });
+}
+
+/// The transpose of the rows `walked` (row r by vertex walk[r]) over `columns`
+/// rows, each row in walk order.
+[[nodiscard]] inline csr_rows<compact_index> transposed(const csr_rows<compact_index>& walked,
+                                                        std::span<const compact_index> walk, std::size_t columns) {
+  return gather_rows<compact_index>(columns, [&](auto&& emit) {
+    for (std::size_t r = 0; r < walk.size(); ++r) {
+      for (const compact_index item : walked[r]) emit(item, walk[r]);
+    }
+  });
+}
+
+/// Each row of `rows` followed by the items of the same row of `extra` that it
+/// lacks, in their order. `seen` as for drop_repeats. O(rows + items).
+inline void append_missing(csr_rows<compact_index>& rows, const csr_rows<compact_index>& extra,
+                           std::vector<compact_index>& seen) {
+  csr_rows<compact_index> merged;
+  merged.first.reserve(rows.first.size());
+  merged.items.reserve(rows.items.size() + extra.items.size());
+  for (std::size_t r = 0; r + 1 < rows.first.size(); ++r) {
+    const auto row = static_cast<compact_index>(r);
+    for (const compact_index item : rows[r]) {
+      seen[item] = row;
+      merged.items.push_back(item);
+    }
+    for (const compact_index item : extra[r]) {
+      if (seen[item] == row) continue;
+      seen[item] = row;
+      merged.items.push_back(item);
+    }
+    merged.first.push_back(merged.items.size());
+  }
+  rows = std::move(merged);
 }
 
 /// num_edges(g) when the graph offers it (an allocation hint only).
@@ -130,89 +179,94 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   if (std::max(n, buffer_count) >= std::numeric_limits<compact_index>::max()) {
     throw std::length_error("memopt::make_compact_graph: more than 2^32 - 2 vertices or buffers");
   }
-  c.successors.first.assign(n + 1, 0);
-  c.predecessors.first.assign(n + 1, 0);
-  c.reads.first.assign(n + 1, 0);
-  c.readers.first.assign(buffer_count + 1, 0);
 
-  // One pass over the edges (their bundles are the slow part of a Boost
-  // graph to read) into packed arcs, ports checked; then count and place.
-  // With in-edges at hand, predecessors and reads keep each vertex's operand
-  // order (the in-edge order), which order-sensitive schedulers follow.
-  constexpr compact_index control_arc = std::numeric_limits<compact_index>::max();
-  struct arc {
-    compact_index from, to, buffer;
+  // One pass over the edges (their bundles are the slow part of a Boost graph
+  // to read), vertex by vertex, ports checked. The rows of the vertex walked
+  // are made as its edges come, repeats dropped by stamps: its successors, or
+  // with in-edges at hand its predecessors and reads (in operand order, which
+  // order-sensitive schedulers follow). The other rows are their transposes,
+  // or for out-edges the reads grouped twice.
+  constexpr bool by_target = bidirectional_dag<G>;
+  constexpr compact_index unseen = std::numeric_limits<compact_index>::max();
+  std::vector<compact_index> vertex_seen(n, unseen), buffer_seen(buffer_count, unseen);
+  std::vector<compact_index> walk;  // walk[r]: the index of the r-th vertex walked
+  walk.reserve(n);
+  csr_rows<compact_index> neighbours, reads;  // by walk position
+  neighbours.first.reserve(n + 1);
+  neighbours.items.reserve(detail::num_edges_hint(g));
+  struct read_arc {
+    compact_index reader, storage;
   };
-  std::vector<arc> arcs;
-  arcs.reserve(detail::num_edges_hint(g));
-  const auto visit = [&](const edge_t<G>& e) {
-    const std::size_t i = index(source(e, g));
-    const std::size_t j = index(target(e, g));
-    compact_index b = control_arc;
-    if (!traits::is_control(g, e)) {
+  std::vector<read_arc> read_arcs;  // out-edges' data arcs, in walk order
+  if constexpr (!by_target) read_arcs.reserve(neighbours.items.capacity());
+  const auto visit = [&](vertex_t<G> v, const auto& edges) {
+    const auto at = static_cast<compact_index>(index(v));
+    walk.push_back(at);
+    for (const auto e : boost::make_iterator_range(edges)) {
+      const std::size_t i = index(source(e, g));
+      const std::size_t j = index(target(e, g));
+      const auto other = static_cast<compact_index>(by_target ? i : j);
+      if (vertex_seen[other] != at) {
+        vertex_seen[other] = at;
+        neighbours.items.push_back(other);
+      }
+      if (traits::is_control(g, e)) continue;
       const std::size_t port = traits::port(g, e);
       const std::size_t outputs = c.buffers.num_outputs(i);
       if (port >= outputs) throw bad_port_error(i, j, port, outputs);
-      b = static_cast<compact_index>(c.buffers.storage[c.buffers.id(i, port)]);
+      const auto storage = static_cast<compact_index>(c.buffers.storage[c.buffers.id(i, port)]);
+      if constexpr (by_target) {
+        if (buffer_seen[storage] != at) {
+          buffer_seen[storage] = at;
+          reads.items.push_back(storage);
+        }
+      } else {
+        read_arcs.push_back({static_cast<compact_index>(j), storage});
+      }
     }
-    arcs.push_back({static_cast<compact_index>(i), static_cast<compact_index>(j), b});
+    neighbours.first.push_back(neighbours.items.size());
+    if constexpr (by_target) reads.first.push_back(reads.items.size());
   };
-  if constexpr (bidirectional_dag<G>) {
+  if constexpr (by_target) {
     const auto in_edges_of = [&g](vertex_t<G> v) { return in_edges(v, g); };
-    detail::for_each_vertex_fetching_edges(g, in_edges_of, [&](vertex_t<G> v) {
-      for (const auto e : boost::make_iterator_range(in_edges(v, g))) visit(e);
-    });
+    detail::for_each_vertex_fetching_edges(g, in_edges_of, [&](vertex_t<G> v) { visit(v, in_edges(v, g)); });
+    c.successors = detail::transposed(neighbours, walk, n);
+    c.predecessors = detail::by_index(std::move(neighbours), walk);
+    c.readers = detail::transposed(reads, walk, buffer_count);
+    c.reads = detail::by_index(std::move(reads), walk);
   } else {
     const auto out_edges_of = [&g](vertex_t<G> v) { return out_edges(v, g); };
-    detail::for_each_vertex_fetching_edges(g, out_edges_of, [&](vertex_t<G> v) {
-      for (const auto e : boost::make_iterator_range(out_edges(v, g))) visit(e);
+    detail::for_each_vertex_fetching_edges(g, out_edges_of, [&](vertex_t<G> v) { visit(v, out_edges(v, g)); });
+    c.predecessors = detail::transposed(neighbours, walk, n);
+    c.successors = detail::by_index(std::move(neighbours), walk);
+    c.reads = detail::gather_rows<compact_index>(n, [&](auto&& emit) {
+      for (const read_arc& a : read_arcs) emit(a.reader, a.storage);
     });
+    c.readers = detail::gather_rows<compact_index>(buffer_count, [&](auto&& emit) {
+      for (const read_arc& a : read_arcs) emit(a.storage, a.reader);
+    });
+    read_arcs = {};
+    std::ranges::fill(buffer_seen, unseen);
+    detail::drop_repeats(c.reads, buffer_seen);
+    std::ranges::fill(vertex_seen, unseen);
+    detail::drop_repeats(c.readers, vertex_seen);
   }
+
+  // In-place orders follow the edges in both rows, where they add an arc.
   c.hazards = storage_hazards(g, c.buffers, index);
-  for (const storage_hazard& h : c.hazards) {
-    arcs.push_back({static_cast<compact_index>(h.before), static_cast<compact_index>(h.after), control_arc});
+  if (!c.hazards.empty()) {
+    const auto hazard_rows = [&](bool by_before) {
+      return detail::gather_rows<compact_index>(n, [&](auto&& emit) {
+        for (const storage_hazard& h : c.hazards) {
+          emit(by_before ? h.before : h.after, static_cast<compact_index>(by_before ? h.after : h.before));
+        }
+      });
+    };
+    std::ranges::fill(vertex_seen, unseen);
+    detail::append_missing(c.successors, hazard_rows(true), vertex_seen);
+    std::ranges::fill(vertex_seen, unseen);
+    detail::append_missing(c.predecessors, hazard_rows(false), vertex_seen);
   }
-  for (const arc& a : arcs) {
-    ++c.successors.first[a.from + 1];
-    ++c.predecessors.first[a.to + 1];
-    if (a.buffer != control_arc) {
-      ++c.reads.first[a.to + 1];
-      ++c.readers.first[a.buffer + 1];
-    }
-  }
-  for (auto* rows : {&c.successors.first, &c.predecessors.first, &c.reads.first, &c.readers.first}) {
-    detail::counts_to_offsets(*rows);
-  }
-  c.successors.items.resize(c.successors.first.back());
-  c.predecessors.items.resize(c.predecessors.first.back());
-  c.reads.items.resize(c.reads.first.back());
-  c.readers.items.resize(c.readers.first.back());
-  // first[r + 1] is now where row r ends: fill rows from their ends, arcs in
-  // reverse so each row keeps edge order. Each first[r + 1] ends at row r's
-  // start; shifting the offsets down one restores them.
-  for (auto a = arcs.rbegin(); a != arcs.rend(); ++a) {
-    c.successors.items[--c.successors.first[a->from + 1]] = a->to;
-    c.predecessors.items[--c.predecessors.first[a->to + 1]] = a->from;
-    if (a->buffer != control_arc) {
-      c.reads.items[--c.reads.first[a->to + 1]] = a->buffer;
-      c.readers.items[--c.readers.first[a->buffer + 1]] = a->to;
-    }
-  }
-  for (auto* rows : {&c.successors, &c.predecessors, &c.reads, &c.readers}) {
-    const std::size_t total = rows->items.size();
-    std::copy(rows->first.begin() + 1, rows->first.end(), rows->first.begin());
-    rows->first.back() = total;
-  }
-  arcs = {};
-  constexpr std::size_t none = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> seen(std::max(n, buffer_count), none);
-  detail::drop_repeats(c.successors, seen);
-  std::fill(seen.begin(), seen.end(), none);
-  detail::drop_repeats(c.predecessors, seen);
-  std::fill(seen.begin(), seen.end(), none);
-  detail::drop_repeats(c.reads, seen);
-  std::fill(seen.begin(), seen.end(), none);
-  detail::drop_repeats(c.readers, seen);
   return c;
 }
 

@@ -123,25 +123,14 @@ struct task_arc {
 };
 
 /// Rows of item_of(e) for the records e, row row_of(e), in record order;
-/// an item no_task is left out. (memopt::detail::group_rows without the
-/// (row, item) pairs made first.) O(rows + records).
+/// an item no_task is left out. O(rows + records).
 template <class Record, class RowOf, class ItemOf>
 csr_rows<std::size_t> group_by(std::size_t rows, std::span<const Record> records, RowOf row_of, ItemOf item_of) {
-  csr_rows<std::size_t> grouped;
-  grouped.first.assign(rows + 1, 0);
-  for (const Record& e : records) {
-    if (item_of(e) != no_task) ++grouped.first[row_of(e) + 1];
-  }
-  memopt::detail::counts_to_offsets(grouped.first);
-  grouped.items.resize(grouped.first.back());
-  // first[r + 1] is where row r ends: fill each row from its end, records in
-  // reverse, then shift the offsets down one to where rows start.
-  for (auto e = records.rbegin(); e != records.rend(); ++e) {
-    if (const std::size_t item = item_of(*e); item != no_task) grouped.items[--grouped.first[row_of(*e) + 1]] = item;
-  }
-  std::copy(grouped.first.begin() + 1, grouped.first.end(), grouped.first.begin());
-  grouped.first.back() = grouped.items.size();
-  return grouped;
+  return memopt::detail::gather_rows<std::size_t>(rows, [&](auto&& emit) {
+    for (const Record& e : records) {
+      if (const std::size_t item = item_of(e); item != no_task) emit(row_of(e), item);
+    }
+  });
 }
 
 }  // namespace detail
