@@ -246,8 +246,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       for (const read_arc& a : read_arcs) emit(a.storage, a.reader);
     });
     read_arcs = {};
-    std::ranges::fill(buffer_seen, unseen);
-    detail::drop_repeats(c.reads, buffer_seen);
+    detail::drop_repeats(c.reads, buffer_seen);  // unstamped: the walk of out-edges stamps vertices only
     std::ranges::fill(vertex_seen, unseen);
     detail::drop_repeats(c.readers, vertex_seen);
   }
