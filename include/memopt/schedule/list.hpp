@@ -112,7 +112,7 @@ class list_state {
   std::vector<std::uint64_t> defined_;
   std::vector<std::uint64_t> freed_;
   std::vector<std::uint64_t> dropped_;
-  mutable std::vector<std::size_t> users_;  ///< counted on first use: not every priority asks
+  mutable std::vector<compact_index> users_;  ///< counted on first use: not every priority asks
   struct unscheduled {
     compact_index count = 0;        ///< readers not yet run, plus one for a graph output
     compact_index readers_xor = 0;  ///< their indices XORed: the one left when it is alone
@@ -200,8 +200,8 @@ template <schedule_priority Priority = bytes_freed_priority>
   struct entry {
     key_type key;
     std::uint64_t tie;
-    std::size_t vertex;
-    std::uint64_t version;
+    compact_index vertex;
+    std::uint32_t version;  // a vertex is requeued at most once a step: its versions never wrap
     bool operator<(const entry& other) const {
       if (key < other.key) return true;
       if (other.key < key) return false;
@@ -211,43 +211,46 @@ template <schedule_priority Priority = bytes_freed_priority>
   constexpr key_dependency depends = priority_dependency<Priority>();
   list_state state(g);
   std::priority_queue<entry> ready;
-  std::vector<std::uint64_t> version(n, 0);
   // The ready vertices and their current keys, side by side and dense (few
-  // are ready at once), and where each vertex sits among them.
+  // are ready at once); by vertex, where it sits among them and its newest entry.
   constexpr compact_index not_ready = std::numeric_limits<compact_index>::max();
   std::vector<std::size_t> ready_vertices;
   std::vector<key_type> ready_keys;
-  std::vector<compact_index> slot(n, not_ready);
+  struct place {
+    compact_index slot;
+    std::uint32_t version;
+  };
+  std::vector<place> where(n, place{not_ready, 0});
   std::uint64_t sequence = 0;
   // Queues v, or requeues it when its priority changed (an unchanged one keeps
   // its place among equals, as in XLA).
   const auto push = [&](std::size_t v) {
     auto k = priority(state, v);
-    if (slot[v] == not_ready) {
-      slot[v] = static_cast<compact_index>(ready_vertices.size());
+    if (where[v].slot == not_ready) {
+      where[v].slot = static_cast<compact_index>(ready_vertices.size());
       ready_vertices.push_back(v);
       ready_keys.push_back(k);
-    } else if (ready_keys[slot[v]] == k) {
+    } else if (ready_keys[where[v].slot] == k) {
       return;
     } else {
-      ready_keys[slot[v]] = k;
+      ready_keys[where[v].slot] = k;
     }
     ++sequence;
     const std::uint64_t tie = options.ties == tie_break::latest_ready     ? sequence
                               : options.ties == tie_break::earliest_ready ? ~sequence
                                                                           : ~static_cast<std::uint64_t>(v);
-    ready.push({std::move(k), tie, v, ++version[v]});
+    ready.push({std::move(k), tie, static_cast<compact_index>(v), ++where[v].version});
   };
   const auto rekey_ready_readers = [&](buffer_id b) {
     for (const auto r : g.readers[b]) {
-      if (slot[r] != not_ready) push(r);
+      if (where[r].slot != not_ready) push(r);
     }
   };
   // b's last reader is known: only its bytes freed changed (none left for a graph output).
   const auto rekey_sole_reader = [&](buffer_id b) {
     if (g.buffers.live_out[b]) return;
     const std::size_t r = state.sole_unscheduled_reader(b);
-    if (slot[r] != not_ready) push(r);
+    if (where[r].slot != not_ready) push(r);
   };
 
   detail::ready_tracker tracker(g);
@@ -257,16 +260,16 @@ template <schedule_priority Priority = bytes_freed_priority>
   while (!ready.empty()) {
     const entry top = ready.top();
     ready.pop();
-    if (top.version != version[top.vertex]) continue;  // superseded by a newer priority
+    if (top.version != where[top.vertex].version) continue;  // superseded by a newer priority
     const std::size_t v = top.vertex;
     if (const std::size_t last = ready_vertices.back(); last != v) {  // takes v's place
-      ready_vertices[slot[v]] = last;
-      ready_keys[slot[v]] = std::move(ready_keys.back());
-      slot[last] = slot[v];
+      ready_vertices[where[v].slot] = last;
+      ready_keys[where[v].slot] = std::move(ready_keys.back());
+      where[last].slot = where[v].slot;
     }
     ready_vertices.pop_back();
     ready_keys.pop_back();
-    slot[v] = not_ready;
+    where[v].slot = not_ready;
     order.push_back(v);
     const auto& single = state.run(v);
     tracker.ran(v, push);

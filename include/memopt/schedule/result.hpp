@@ -97,9 +97,9 @@ namespace detail {
 
 /// By vertex v: its successors that read a storage v owns. One pass over
 /// the reads and predecessors, O(V + E).
-inline std::vector<std::size_t> count_users(const compact_graph& g) {
+inline std::vector<compact_index> count_users(const compact_graph& g) {
   const std::size_t n = g.num_vertices();
-  std::vector<std::size_t> users(n, 0);
+  std::vector<compact_index> users(n, 0);
   std::vector<compact_index> owner_read_by(n, static_cast<compact_index>(n));  // n: by none yet
   for (std::size_t r = 0; r < n; ++r) {
     for (const auto b : g.reads[r]) owner_read_by[g.buffers.owner[b]] = static_cast<compact_index>(r);

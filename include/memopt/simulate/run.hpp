@@ -210,6 +210,12 @@ template <cost_model Cost, ready_policy Policy>
   std::vector<std::vector<detail::keyed_run>> keyed(num_devices);  // by device, in run order
   while (!policy.empty()) {
     const std::size_t t = policy.pop(view);
+    // The successors' records are first read when they are pushed, below:
+    // asked for now, they arrive while this task is costed.
+    for (const std::size_t s : g.successors[t]) {
+      memopt::detail::prefetch(&inputs_left[s]);
+      memopt::detail::prefetch(&g.tasks[s]);
+    }
     const task& tk = g.tasks[t];
     task_run run{.task = t, .resource = tk.device};
     if (tk.kind == task_kind::send && tk.created) {
