@@ -201,7 +201,7 @@ template <schedule_priority Priority = bytes_freed_priority>
     key_type key;
     std::uint64_t tie;
     compact_index vertex;
-    std::uint32_t version;  // a vertex is requeued at most once a step: its versions never wrap
+    std::uint32_t version;  // requeued at most once a step (a key reads only the state): no wrap
     bool operator<(const entry& other) const {
       if (key < other.key) return true;
       if (other.key < key) return false;
