@@ -199,14 +199,20 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   };
   std::vector<read_arc> read_arcs;  // out-edges' data arcs, in walk order
   if constexpr (!by_target) read_arcs.reserve(neighbours.items.capacity());
+  // Without views a storage is one vertex's output, so the out-edges of one
+  // vertex alone can repeat a read arc: a repeat is looked for among the
+  // vertex's arcs when its target repeats, and none is left to drop after.
+  const bool views = c.buffers.aliased > 0;
   const auto visit = [&](vertex_t<G> v, const auto& edges) {
     const auto at = static_cast<compact_index>(index(v));
     walk.push_back(at);
+    const std::size_t first_arc = read_arcs.size();
     for (const auto e : boost::make_iterator_range(edges)) {
       const std::size_t i = index(source(e, g));
       const std::size_t j = index(target(e, g));
       const auto other = static_cast<compact_index>(by_target ? i : j);
-      if (vertex_seen[other] != at) {
+      const bool repeated = vertex_seen[other] == at;
+      if (!repeated) {
         vertex_seen[other] = at;
         neighbours.items.push_back(other);
       }
@@ -221,7 +227,11 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
           reads.items.push_back(storage);
         }
       } else {
-        read_arcs.push_back({static_cast<compact_index>(j), storage});
+        const read_arc arc{static_cast<compact_index>(j), storage};
+        const auto same = [&](const read_arc& a) { return a.reader == arc.reader && a.storage == arc.storage; };
+        const auto visited = std::span(read_arcs).subspan(first_arc);
+        if (!views && repeated && std::ranges::any_of(visited, same)) continue;
+        read_arcs.push_back(arc);
       }
     }
     neighbours.first.push_back(neighbours.items.size());
@@ -246,9 +256,11 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
       for (const read_arc& a : read_arcs) emit(a.storage, a.reader);
     });
     read_arcs = {};
-    detail::drop_repeats(c.reads, buffer_seen);  // unstamped: the walk of out-edges stamps vertices only
-    std::ranges::fill(vertex_seen, unseen);
-    detail::drop_repeats(c.readers, vertex_seen);
+    if (views) {
+      detail::drop_repeats(c.reads, buffer_seen);  // unstamped: the walk of out-edges stamps vertices only
+      std::ranges::fill(vertex_seen, unseen);
+      detail::drop_repeats(c.readers, vertex_seen);
+    }
   }
 
   // In-place orders follow the edges in both rows, where they add an arc.
