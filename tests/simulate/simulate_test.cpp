@@ -11,6 +11,7 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -226,7 +227,7 @@ struct policy_bench {
   sim::task_graph graph;
   std::vector<double> ready;
   void add(const std::string& name, double ready_us, sim::task_kind kind = sim::task_kind::op,
-           std::size_t device = 0, std::size_t rank = 0) {
+           std::uint32_t device = 0, std::size_t rank = 0) {
     graph.add_task({.kind = kind, .device = device, .rank = rank}, name, "");
     ready.push_back(ready_us);
   }

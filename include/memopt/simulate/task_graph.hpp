@@ -20,15 +20,16 @@ inline constexpr std::size_t no_task = std::numeric_limits<std::size_t>::max();
 enum class task_kind : unsigned char { op, send, recv };
 
 /// A task's facts; its name and op type are its task_graph's (name(t), op_type(t)).
+/// (64 bytes, one cache line: the small fields first, side by side.)
 struct task {
   task_kind kind = task_kind::op;
-  std::size_t vertex = 0;   ///< the op's vertex index; a transfer's producer
-  std::ptrdiff_t port = 0;  ///< a transfer's port of the producer, -1 for a control token
-  std::size_t device = 0;   ///< whose memory it uses and where it runs (a send: the source)
-  std::size_t to_device = 0;        ///< a transfer's destination
-  std::size_t rank = 0;             ///< position in the program: the program policy's key
   bool merge = false;               ///< runs on its first ready input, once per input
   bool created = false;             ///< a send or receive the simulation added
+  std::int32_t port = 0;            ///< a transfer's port of the producer, -1 for a control token
+  std::uint32_t device = 0;         ///< whose memory it uses and where it runs (a send: the source)
+  std::uint32_t to_device = 0;      ///< a transfer's destination
+  std::size_t vertex = 0;           ///< the op's vertex index; a transfer's producer
+  std::size_t rank = 0;             ///< position in the program: the program policy's key
   double flops = 0;
   double bytes_read = 0;            ///< every data input counted (the cost models' input)
   double bytes_written = 0;
@@ -52,12 +53,12 @@ struct task_buffer {
 
 struct task_graph {
   std::vector<task> tasks;  ///< added with add_task, which records their names
-  csr_rows<std::size_t> successors;                  ///< by task, one arc per input of the successor
+  csr_rows<compact_index> successors;                ///< by task, one arc per input of the successor
   std::vector<std::size_t> num_inputs;               ///< by task
   std::vector<bool> starts_ready;                    ///< by task: no input, or fed
   std::vector<std::size_t> first_buffer;             ///< by task, and one past the last
   std::vector<task_buffer> buffers;
-  csr_rows<std::size_t> reads;                       ///< by task: the buffers it reads
+  csr_rows<compact_index> reads;                     ///< by task: the buffers it reads
   std::vector<std::size_t> task_of_vertex;           ///< by vertex index: its task, no_task when pruned
   std::size_t transfers = 0;                         ///< send/receive pairs created
 

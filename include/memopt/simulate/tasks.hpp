@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -125,10 +126,10 @@ struct task_arc {
 /// Rows of item_of(e) for the records e, row row_of(e), in record order;
 /// an item no_task is left out. O(rows + records).
 template <class Record, class RowOf, class ItemOf>
-csr_rows<std::size_t> group_by(std::size_t rows, std::span<const Record> records, RowOf row_of, ItemOf item_of) {
-  return memopt::detail::gather_rows<std::size_t>(rows, [&](auto&& emit) {
+csr_rows<compact_index> group_by(std::size_t rows, std::span<const Record> records, RowOf row_of, ItemOf item_of) {
+  return memopt::detail::gather_rows<compact_index>(rows, [&](auto&& emit) {
     for (const Record& e : records) {
-      if (const std::size_t item = item_of(e); item != no_task) emit(row_of(e), item);
+      if (const std::size_t item = item_of(e); item != no_task) emit(row_of(e), static_cast<compact_index>(item));
     }
   });
 }
@@ -216,7 +217,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     task t;
     t.vertex = i;
     const std::string_view op_type = ops::op_type(g, v);
-    t.device = t.to_device = placement[i];
+    t.device = t.to_device = static_cast<std::uint32_t>(placement[i]);
     t.rank = rank[i];
     t.merge = seed_op_types::merge(op_type);
     t.flops = ops::flops(g, v);
@@ -245,12 +246,12 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::uint64_t bytes =
         port < 0 ? options.control_token_bytes : output_bytes[table.id(from.vertex, static_cast<std::size_t>(port))];
     const task send{.kind = task_kind::send,
-                    .vertex = from.vertex,
-                    .port = port,
-                    .device = from.device,
-                    .to_device = device,
-                    .rank = from.rank,
                     .created = true,
+                    .port = static_cast<std::int32_t>(port),
+                    .device = from.device,
+                    .to_device = static_cast<std::uint32_t>(device),
+                    .vertex = from.vertex,
+                    .rank = from.rank,
                     .bytes_read = static_cast<double>(bytes),
                     .transfer_bytes = bytes};
     task recv = send;
@@ -314,6 +315,13 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   }
 
   const std::size_t count = tg.tasks.size();
+  // Rows hold tasks and buffers in 32 bits.
+  const auto require_compact = [](std::size_t items, const char* what) {
+    if (items >= std::numeric_limits<compact_index>::max()) {
+      throw std::length_error(std::string("memopt::sim::make_task_graph: more than 2^32 - 2 ") + what);
+    }
+  };
+  require_compact(count, "tasks");
   tg.successors = detail::group_by(
       count, std::span<const task_arc>(arcs), [](const task_arc& a) { return a.from; },
       [](const task_arc& a) { return a.to; });
@@ -362,6 +370,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     if (port >= 0) return first + static_cast<std::size_t>(port);  // a receive is read at port 0
     return holds_token(t) ? first + table.num_outputs(tg.tasks[t].vertex) : no_task;
   };
+  require_compact(tg.buffers.size(), "buffers");
   tg.reads = detail::group_by(
       count, std::span<const task_arc>(arcs), [](const task_arc& a) { return a.to; },
       [&](const task_arc& a) { return a.port == task_arc::no_read ? no_task : buffer_of(a.from, a.port); });
