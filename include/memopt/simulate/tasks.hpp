@@ -51,10 +51,11 @@ namespace memopt::sim {
 
 namespace detail {
 
-/// A data or control input of a vertex in the caller's graph.
+/// A data or control input of a vertex in the caller's graph (8 bytes: the
+/// task graph's rows hold vertices, tasks and buffers in 32 bits).
 struct graph_input {
-  std::size_t source = 0;
-  std::ptrdiff_t port = 0;  ///< -1: a control edge
+  compact_index source = 0;
+  std::int32_t port = 0;  ///< -1: a control edge
 };
 
 /// Which vertices run: the fan-in of the fetches (inputs and in-place
@@ -117,10 +118,10 @@ class receive_index {
 /// only: a send before its receive, a graph's own transfer). One record
 /// serves both the successors (by from) and the reads (by to).
 struct task_arc {
-  static constexpr std::ptrdiff_t no_read = std::numeric_limits<std::ptrdiff_t>::min();
-  std::size_t from;
-  std::size_t to;
-  std::ptrdiff_t port;
+  static constexpr std::int32_t no_read = std::numeric_limits<std::int32_t>::min();
+  compact_index from;
+  compact_index to;
+  std::int32_t port;
 };
 
 /// Rows of item_of(e) for the records e, row row_of(e), in record order;
@@ -160,6 +161,13 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   for (const std::size_t v : options.fetch) {
     if (v >= n) throw bad_simulation_input_error(input_fault::unknown_vertex, v, n);
   }
+  // Rows hold vertices, tasks and buffers in 32 bits.
+  const auto require_compact = [](std::size_t items, const char* what) {
+    if (items >= std::numeric_limits<compact_index>::max()) {
+      throw std::length_error(std::string("memopt::sim::make_task_graph: more than 2^32 - 2 ") + what);
+    }
+  };
+  require_compact(n, "vertices");
 
   // The graph's edges by target, in the order out_edges lists them: one pass
   // over the edges (their bundles are the slow part of a Boost graph to read)
@@ -171,7 +179,11 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
       output_bytes[table.id(i, port)] = tensors::output_bytes(g, v, port);
     }
   }
-  std::vector<std::pair<std::size_t, detail::graph_input>> edges;
+  struct edge_entry {
+    compact_index target;
+    detail::graph_input input;
+  };
+  std::vector<edge_entry> edges;
   edges.reserve(memopt::detail::num_edges_hint(g));
   const auto out_edges_of = [&g](vertex_t<G> u) { return out_edges(u, g); };
   memopt::detail::for_each_vertex_fetching_edges(g, out_edges_of, [&](vertex_t<G> u) {
@@ -181,10 +193,13 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
       const bool control = tensors::is_control(g, e);
       const std::size_t port = control ? 0 : tensors::port(g, e);
       if (!control && port >= table.num_outputs(i)) throw bad_port_error(i, j, port, table.num_outputs(i));
-      edges.push_back({j, {i, control ? -1 : static_cast<std::ptrdiff_t>(port)}});
+      edges.push_back({static_cast<compact_index>(j),
+                       {static_cast<compact_index>(i), control ? -1 : static_cast<std::int32_t>(port)}});
     }
   });
-  const csr_rows<detail::graph_input> inputs = memopt::detail::group_rows<detail::graph_input>(n, edges);
+  const csr_rows<detail::graph_input> inputs = memopt::detail::gather_rows<detail::graph_input>(n, [&](auto&& emit) {
+    for (const edge_entry& e : edges) emit(e.target, e.input);
+  });
   edges = {};
   const std::vector<storage_hazard> hazards = storage_hazards(g, table, index);
   const std::vector<bool> run = detail::vertices_to_run(inputs, hazards, fed, options.fetch);
@@ -235,6 +250,10 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   using detail::task_arc;
   std::vector<task_arc> arcs;
   arcs.reserve(inputs.items.size() + hazards.size() + 2 * most_transfers);
+  // (Task numbers past 32 bits are refused below, before any arc is read.)
+  const auto add_arc = [&arcs](std::size_t from, std::size_t to, std::ptrdiff_t port) {
+    arcs.push_back({static_cast<compact_index>(from), static_cast<compact_index>(to), static_cast<std::int32_t>(port)});
+  };
   detail::receive_index recv_of(n);
   std::vector<std::string> device_label;  // by device: its name as a transfer's name spells it
   for (const auto& d : m.devices) device_label.push_back(sanitized_device_name(d.name));
@@ -265,8 +284,8 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::size_t s = tg.add_task(send, transfer_name.append("_to_").append(device_label[device]), "_Send");
     transfer_name.assign("Recv_").append(src).append("_on_").append(device_label[device]);
     tg.add_task(recv, transfer_name, "_Recv");
-    arcs.push_back({producer_task, s, port});
-    arcs.push_back({s, s + 1, task_arc::no_read});
+    add_arc(producer_task, s, port);
+    add_arc(s, s + 1, task_arc::no_read);
     ++tg.transfers;
     recv_of.add(send.vertex, port, device, s + 1);
     return s + 1;
@@ -276,9 +295,9 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::size_t p = tg.task_of_vertex[i];
     const std::size_t t = tg.task_of_vertex[j];
     if (placement[i] == placement[j]) {
-      arcs.push_back({p, t, port});
+      add_arc(p, t, port);
     } else {
-      arcs.push_back({transfer_to(p, port, placement[j]), t, 0});
+      add_arc(transfer_to(p, port, placement[j]), t, 0);
     }
   };
   std::unordered_map<std::string_view, std::size_t> send_by_key;
@@ -295,7 +314,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const bool is_recv = seed_op_types::recv(tg.op_type(t));
     for (const detail::graph_input& in : inputs[j]) {
       if (is_recv && seed_op_types::send(kind_of_op(in.source))) {
-        arcs.push_back({tg.task_of_vertex[in.source], t, task_arc::no_read});  // the graph's own transfer
+        add_arc(tg.task_of_vertex[in.source], t, task_arc::no_read);  // the graph's own transfer
         continue;
       }
       if (in.port >= 0) {
@@ -306,7 +325,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     if (is_recv && inputs[j].empty()) {
       const auto key = ops::transfer_key(g, by_index[j]);
       const auto it = send_by_key.find(key);
-      if (!key.empty() && it != send_by_key.end()) arcs.push_back({it->second, t, task_arc::no_read});
+      if (!key.empty() && it != send_by_key.end()) add_arc(it->second, t, task_arc::no_read);
     }
   }
   for (const storage_hazard& h : hazards) {
@@ -315,12 +334,6 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   }
 
   const std::size_t count = tg.tasks.size();
-  // Rows hold tasks and buffers in 32 bits.
-  const auto require_compact = [](std::size_t items, const char* what) {
-    if (items >= std::numeric_limits<compact_index>::max()) {
-      throw std::length_error(std::string("memopt::sim::make_task_graph: more than 2^32 - 2 ") + what);
-    }
-  };
   require_compact(count, "tasks");
   tg.successors = detail::group_by(
       count, std::span<const task_arc>(arcs), [](const task_arc& a) { return a.from; },
