@@ -188,7 +188,7 @@ template <cost_model Cost, ready_policy Policy>
   // Inputs not yet run, by task: one array to read per arc, not two. Below
   // zero (a Merge's successor, its inputs run more often than it has them)
   // it wraps and stays off zero, as a count of inputs run stays off theirs.
-  std::vector<std::size_t> inputs_left = g.num_inputs;
+  std::vector<compact_index> inputs_left = g.num_inputs;
   std::vector<bool> ran(count, false);
   std::vector<bool> merge(count);  // dense: read once per arc below
   for (std::size_t t = 0; t < count; ++t) merge[t] = g.tasks[t].merge;

@@ -54,7 +54,7 @@ struct task_buffer {
 struct task_graph {
   std::vector<task> tasks;  ///< added with add_task, which records their names
   csr_rows<compact_index> successors;                ///< by task, one arc per input of the successor
-  std::vector<std::size_t> num_inputs;               ///< by task
+  std::vector<compact_index> num_inputs;             ///< by task
   std::vector<bool> starts_ready;                    ///< by task: no input, or fed
   std::vector<std::size_t> first_buffer;             ///< by task, and one past the last
   std::vector<task_buffer> buffers;
