@@ -169,22 +169,28 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   };
   require_compact(n, "vertices");
 
-  // The graph's edges by target, in the order out_edges lists them: one pass
-  // over the edges (their bundles are the slow part of a Boost graph to read)
-  // into packed entries, then grouped.
-  std::vector<std::uint64_t> output_bytes(table.size());  // by buffer id: what tensors::output_bytes says
-  for (const auto v : boost::make_iterator_range(vertices(g))) {
-    const std::size_t i = index(v);
-    for (std::size_t port = 0; port < table.num_outputs(i); ++port) {
-      output_bytes[table.id(i, port)] = tensors::output_bytes(g, v, port);
+  // By buffer id, what tensors::output_bytes says: the table's bytes, but
+  // for a view, which adds none to its storage.
+  std::vector<std::uint64_t> output_bytes = table.bytes;
+  if (table.aliased > 0) {
+    for (const auto v : boost::make_iterator_range(vertices(g))) {
+      const std::size_t i = index(v);
+      for (std::size_t port = 0; port < table.num_outputs(i); ++port) {
+        output_bytes[table.id(i, port)] = tensors::output_bytes(g, v, port);
+      }
     }
   }
+
+  // The graph's edges by target, in the order out_edges lists them: one pass
+  // over the edges (their bundles are the slow part of a Boost graph to read)
+  // into packed entries, then grouped. Those that cross devices are counted.
   struct edge_entry {
     compact_index target;
     detail::graph_input input;
   };
   std::vector<edge_entry> edges;
   edges.reserve(memopt::detail::num_edges_hint(g));
+  std::size_t crossing_edges = 0;
   const auto out_edges_of = [&g](vertex_t<G> u) { return out_edges(u, g); };
   memopt::detail::for_each_vertex_fetching_edges(g, out_edges_of, [&](vertex_t<G> u) {
     const std::size_t i = index(u);
@@ -195,6 +201,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
       if (!control && port >= table.num_outputs(i)) throw bad_port_error(i, j, port, table.num_outputs(i));
       edges.push_back({static_cast<compact_index>(j),
                        {static_cast<compact_index>(i), control ? -1 : static_cast<std::int32_t>(port)}});
+      crossing_edges += placement[i] == placement[j] ? 0 : 1;
     }
   });
   const csr_rows<detail::graph_input> inputs = memopt::detail::gather_rows<detail::graph_input>(n, [&](auto&& emit) {
@@ -209,14 +216,8 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   // Room for every op and, at most, a send and a receive per edge or in-place
   // order that crosses devices: the tasks are never moved as they are added.
   // (Room reserved and never used costs no page of memory.)
-  std::size_t most_ops = 0;
-  std::size_t most_transfers = hazards.size();
-  for (std::size_t j = 0; j < n; ++j) {
-    if (!run[j]) continue;
-    ++most_ops;
-    for (const detail::graph_input& in : inputs[j]) most_transfers += placement[in.source] == placement[j] ? 0 : 1;
-  }
-  tg.reserve(most_ops + 2 * most_transfers);
+  const std::size_t most_transfers = crossing_edges + hazards.size();
+  tg.reserve(n + 2 * most_transfers);
   std::vector<vertex_t<G>> vertex_list;
   vertex_list.reserve(n);
   for (const auto v : boost::make_iterator_range(vertices(g))) vertex_list.push_back(v);
@@ -401,11 +402,12 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     const std::size_t i = tg.tasks[t].vertex;
     if (fed[i]) continue;
     for (std::size_t port = 0; port < table.num_outputs(i); ++port) {
+      const buffer_id shares = table.shares[table.id(i, port)];
+      const buffer_id takes_over = table.takes_over[table.id(i, port)];
+      if (shares == no_buffer && takes_over == no_buffer) continue;
       task_buffer& out = tg.buffers[buffer_of(t, static_cast<std::ptrdiff_t>(port))];
-      if (const buffer_id source = table.shares[table.id(i, port)]; source != no_buffer) out.shares = read_copy(t, source);
-      if (const buffer_id source = table.takes_over[table.id(i, port)]; source != no_buffer) {
-        out.takes_over = read_copy(t, source);
-      }
+      if (shares != no_buffer) out.shares = read_copy(t, shares);
+      if (takes_over != no_buffer) out.takes_over = read_copy(t, takes_over);
     }
   }
   return tg;
