@@ -19,7 +19,6 @@
 #include <concepts>
 #include <cstddef>
 #include <deque>
-#include <optional>
 #include <queue>
 #include <string_view>
 #include <tuple>
@@ -176,40 +175,40 @@ class composite {
     ++size_;
   }
   std::size_t pop(const ready_view& view) {
-    // Candidates: each device's last pushed op, the first-ready send and receive.
-    struct candidate {
-      double ready_us;
-      int score;  // 2 send, 1 receive, 0 op: the higher goes first on a tie
-      std::size_t task;
-      lifo* from_ops;
-      first_ready* from_transfers;
-    };
-    std::optional<candidate> best;
-    // Names are read only on a tie (only ops of two devices can tie on score).
-    const auto by_name = [&](const candidate& a, const candidate& b) {
-      return std::pair(view.name(a.task), a.task) < std::pair(view.name(b.task), b.task);
-    };
-    const auto consider = [&](const candidate& c) {
-      if (!best || c.ready_us < best->ready_us ||
-          (c.ready_us == best->ready_us && (c.score > best->score || (c.score == best->score && by_name(c, *best))))) {
-        best = c;
-      }
+    // Candidates: each device's last pushed op, the first-ready send and
+    // receive. The earliest ready goes first; on a tie a send, then a
+    // receive, then the op of the smaller name (only ops of two devices can
+    // tie on both, so names are read only then).
+    lifo* best_ops = nullptr;
+    first_ready* best_transfers = nullptr;
+    double best_ready = 0;
+    int best_score = -1;  // 2 send, 1 receive, 0 op; -1: no candidate yet
+    std::size_t best_task = 0;
+    const auto goes_first = [&](double ready_us, int score, std::size_t t) {
+      if (best_score < 0 || ready_us < best_ready) return true;
+      if (ready_us != best_ready) return false;
+      if (score != best_score) return score > best_score;
+      return std::pair(view.name(t), t) < std::pair(view.name(best_task), best_task);
     };
     for (lifo& ops : ops_) {
       if (ops.empty()) continue;
       const std::size_t t = ops.top();
-      consider({view.ready_us(t), 0, t, &ops, nullptr});
+      if (const double ready_us = view.ready_us(t); goes_first(ready_us, 0, t)) {
+        best_ops = &ops;
+        std::tie(best_ready, best_score, best_task) = std::tuple(ready_us, 0, t);
+      }
     }
-    if (!sends_.empty()) {
-      const auto& e = sends_.top();
-      consider({e.ready_us, 2, e.task, nullptr, &sends_});
-    }
-    if (!recvs_.empty()) {
-      const auto& e = recvs_.top();
-      consider({e.ready_us, 1, e.task, nullptr, &recvs_});
+    for (auto [queue, score] : {std::pair(&sends_, 2), std::pair(&recvs_, 1)}) {
+      if (queue->empty()) continue;
+      const detail::ready_entry& e = queue->top();
+      if (goes_first(e.ready_us, score, e.task)) {
+        best_ops = nullptr;
+        best_transfers = queue;
+        std::tie(best_ready, best_score, best_task) = std::tuple(e.ready_us, score, e.task);
+      }
     }
     --size_;
-    return best->from_ops != nullptr ? best->from_ops->pop(view) : best->from_transfers->pop(view);
+    return best_ops != nullptr ? best_ops->pop(view) : best_transfers->pop(view);
   }
   [[nodiscard]] bool empty() const { return size_ == 0; }
 
