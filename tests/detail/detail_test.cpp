@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -332,4 +333,23 @@ TEST_CASE("per_output: a value per output, vertex by vertex, sharing offsets") {
   copy[0][0] = 1;
   CHECK(table[0][0] == 7);
   CHECK(copy.offsets() == table.offsets());
+}
+
+TEST_CASE("gather_rows: rows in the order handed, and a length_error when the entries overflow the offsets") {
+  // 300 entries: row k % 3 gets k, so each row holds its items in increasing order.
+  const auto entries = [](std::size_t count) {
+    return [count](auto&& emit) {
+      for (std::size_t k = 0; k < count; ++k) emit(k % 3, static_cast<int>(k));
+    };
+  };
+  const auto wide = memopt::detail::gather_rows<int>(3, entries(300));
+  REQUIRE(wide.first == std::vector<std::size_t>{0, 100, 200, 300});
+  CHECK(wide[1].front() == 1);
+  CHECK(wide[1].back() == 298);
+  // 8-bit offsets hold 255 entries, not 256 (as 32-bit ones hold 2^32 - 1).
+  const auto narrow = memopt::detail::gather_rows<int, std::uint8_t>(3, entries(255));
+  CHECK(narrow.first == std::vector<std::uint8_t>{0, 85, 170, 255});
+  CHECK(narrow[2].back() == 254);
+  const auto overflowing = [&] { return memopt::detail::gather_rows<int, std::uint8_t>(3, entries(256)); };
+  CHECK_THROWS_WITH_AS(overflowing(), "memopt: 256 entries overflow rows with 8-bit offsets", std::length_error);
 }

@@ -13,8 +13,10 @@
 // follow each vertex's in-edges (its operand order).
 //
 // Throws bad_port_error for a data edge reading a port its source lacks,
-// bad_alias_error for an alias that is not one (graph/buffers.hpp, storage.hpp).
-// Cycles are not checked here (see require_acyclic).
+// bad_alias_error for an alias that is not one (graph/buffers.hpp, storage.hpp),
+// std::length_error for a graph its 32-bit rows cannot hold (2^32 - 1 vertices,
+// buffers, or entries in one set of rows). Cycles are not checked here (see
+// require_acyclic).
 
 #include <memopt/detail/edge_walk.hpp>
 #include <memopt/error.hpp>
@@ -29,18 +31,20 @@
 #include <limits>
 #include <stdexcept>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
 namespace memopt {
 
-/// Rows of a sparse matrix: row r is items[first[r] .. first[r + 1]).
-template <class T>
+/// Rows of a sparse matrix: row r is items[first[r] .. first[r + 1]), the
+/// offsets of type Offset.
+template <class T, class Offset = std::size_t>
 struct csr_rows {
-  std::vector<std::size_t> first{0};  ///< rows + 1 offsets
+  std::vector<Offset> first{0};  ///< rows + 1 offsets
   std::vector<T> items;
   [[nodiscard]] std::span<const T> operator[](std::size_t r) const {
-    return {items.data() + first[r], first[r + 1] - first[r]};
+    return {items.data() + first[r], static_cast<std::size_t>(first[r + 1] - first[r])};
   }
   [[nodiscard]] std::size_t size(std::size_t r) const { return first[r + 1] - first[r]; }
 };
@@ -49,29 +53,48 @@ struct csr_rows {
 /// large graph (make_compact_graph refuses graphs that do not fit).
 using compact_index = std::uint32_t;
 
+/// Rows of compact numbers, offsets in 32 bits too (a snapshot's, a task
+/// graph's): their builders refuse more than 2^32 - 1 entries.
+using compact_rows = csr_rows<compact_index, compact_index>;
+
 struct compact_graph {
   buffer_table buffers;
-  csr_rows<compact_index> successors;    ///< by vertex: distinct successors
-  csr_rows<compact_index> predecessors;  ///< by vertex: distinct predecessors
-  csr_rows<compact_index> reads;         ///< by vertex: distinct buffers it reads
-  csr_rows<compact_index> readers;       ///< by buffer: distinct vertices reading it
-  std::vector<storage_hazard> hazards;   ///< in-place orders, also among the successors
+  compact_rows successors;              ///< by vertex: distinct successors
+  compact_rows predecessors;            ///< by vertex: distinct predecessors
+  compact_rows reads;                   ///< by vertex: distinct buffers it reads
+  compact_rows readers;                 ///< by buffer: distinct vertices reading it
+  std::vector<storage_hazard> hazards;  ///< in-place orders, also among the successors
 
   [[nodiscard]] std::size_t num_vertices() const noexcept { return buffers.num_vertices(); }
 };
 
 namespace detail {
 
+/// Throws std::length_error when rows of `entries` items overflow Offset.
+template <class Offset>
+void require_offsets(std::size_t entries) {
+  if (entries > std::numeric_limits<Offset>::max()) {
+    throw std::length_error("memopt: " + std::to_string(entries) + " entries overflow rows with " +
+                            std::to_string(8 * sizeof(Offset)) + "-bit offsets");
+  }
+}
+
 /// Rows from the (row, item) entries for_each_entry(emit) hands to emit, each
 /// row's items in the order handed. for_each_entry runs twice (a count, then
 /// the placing) and must hand the same entries both times. O(rows + entries).
-template <class T, class ForEachEntry>
-[[nodiscard]] csr_rows<T> gather_rows(std::size_t rows, ForEachEntry&& for_each_entry) {
-  csr_rows<T> gathered;
+/// Throws std::length_error for more entries than Offset holds.
+template <class T, class Offset = std::size_t, class ForEachEntry>
+[[nodiscard]] csr_rows<T, Offset> gather_rows(std::size_t rows, ForEachEntry&& for_each_entry) {
+  csr_rows<T, Offset> gathered;
   // Counts land two places up, so that the sums leave first[r + 1] at row r's
   // start; placing moves it to row r's end, which is row r + 1's start.
   gathered.first.assign(rows + 2, 0);
-  for_each_entry([&](std::size_t row, const T&) { ++gathered.first[row + 2]; });
+  std::size_t entries = 0;
+  for_each_entry([&](std::size_t row, const T&) {
+    ++gathered.first[row + 2];
+    ++entries;
+  });
+  require_offsets<Offset>(entries);
   for (std::size_t r = 2; r < gathered.first.size(); ++r) gathered.first[r] += gathered.first[r - 1];
   gathered.items.resize(gathered.first.back());
   for_each_entry([&](std::size_t row, const T& item) { gathered.items[gathered.first[row + 1]++] = item; });
@@ -89,16 +112,15 @@ template <class T>
 
 /// Drops repeated items within each row, keeping first occurrences in order.
 /// `seen` holds one stamp per possible item, none equal to a row number yet.
-template <class T>
-void drop_repeats(csr_rows<T>& rows, std::vector<compact_index>& seen) {
-  std::size_t kept = 0;
+inline void drop_repeats(compact_rows& rows, std::vector<compact_index>& seen) {
+  compact_index kept = 0;  // no more than the rows held
   const std::size_t count = rows.first.size() - 1;
   for (std::size_t row = 0; row < count; ++row) {
     const std::size_t begin = rows.first[row];
     const std::size_t end = rows.first[row + 1];
     rows.first[row] = kept;
     for (std::size_t k = begin; k < end; ++k) {
-      const T item = rows.items[k];
+      const compact_index item = rows.items[k];
       if (seen[item] == row) continue;
       seen[item] = static_cast<compact_index>(row);
       rows.items[kept++] = item;
@@ -110,12 +132,11 @@ void drop_repeats(csr_rows<T>& rows, std::vector<compact_index>& seen) {
 
 /// Row r of the rows `walked` (of the r-th vertex walked) as row walk[r]; the
 /// rows themselves when the walk went in index order.
-[[nodiscard]] inline csr_rows<compact_index> by_index(csr_rows<compact_index>&& walked,
-                                                      std::span<const compact_index> walk) {
+[[nodiscard]] inline compact_rows by_index(compact_rows&& walked, std::span<const compact_index> walk) {
   bool in_order = true;
   for (std::size_t r = 0; r < walk.size() && in_order; ++r) in_order = walk[r] == r;
   if (in_order) return std::move(walked);
-  return gather_rows<compact_index>(walk.size(), [&](auto&& emit) {
+  return gather_rows<compact_index, compact_index>(walk.size(), [&](auto&& emit) {
     for (std::size_t r = 0; r < walk.size(); ++r) {
       for (const compact_index item : walked[r]) emit(walk[r], item);
     }
@@ -124,9 +145,9 @@ void drop_repeats(csr_rows<T>& rows, std::vector<compact_index>& seen) {
 
 /// The transpose of the rows `walked` (row r by vertex walk[r]) over `columns`
 /// rows, each row in walk order.
-[[nodiscard]] inline csr_rows<compact_index> transposed(const csr_rows<compact_index>& walked,
-                                                        std::span<const compact_index> walk, std::size_t columns) {
-  return gather_rows<compact_index>(columns, [&](auto&& emit) {
+[[nodiscard]] inline compact_rows transposed(const compact_rows& walked, std::span<const compact_index> walk,
+                                             std::size_t columns) {
+  return gather_rows<compact_index, compact_index>(columns, [&](auto&& emit) {
     for (std::size_t r = 0; r < walk.size(); ++r) {
       for (const compact_index item : walked[r]) emit(item, walk[r]);
     }
@@ -135,9 +156,9 @@ void drop_repeats(csr_rows<T>& rows, std::vector<compact_index>& seen) {
 
 /// Each row of `rows` followed by the items of the same row of `extra` that it
 /// lacks, in their order. `seen` as for drop_repeats. O(rows + items).
-inline void append_missing(csr_rows<compact_index>& rows, const csr_rows<compact_index>& extra,
-                           std::vector<compact_index>& seen) {
-  csr_rows<compact_index> merged;
+inline void append_missing(compact_rows& rows, const compact_rows& extra, std::vector<compact_index>& seen) {
+  require_offsets<compact_index>(rows.items.size() + extra.items.size());
+  compact_rows merged;
   merged.first.reserve(rows.first.size());
   merged.items.reserve(rows.items.size() + extra.items.size());
   for (std::size_t r = 0; r + 1 < rows.first.size(); ++r) {
@@ -151,7 +172,7 @@ inline void append_missing(csr_rows<compact_index>& rows, const csr_rows<compact
       seen[item] = row;
       merged.items.push_back(item);
     }
-    merged.first.push_back(merged.items.size());
+    merged.first.push_back(static_cast<compact_index>(merged.items.size()));
   }
   rows = std::move(merged);
 }
@@ -191,7 +212,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   std::vector<compact_index> vertex_seen(n, unseen), buffer_seen(buffer_count, unseen);
   std::vector<compact_index> walk;  // walk[r]: the index of the r-th vertex walked
   walk.reserve(n);
-  csr_rows<compact_index> neighbours, reads;  // by walk position
+  compact_rows neighbours, reads;  // by walk position
   neighbours.first.reserve(n + 1);
   neighbours.items.reserve(detail::num_edges_hint(g));
   struct read_arc {
@@ -234,12 +255,13 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
         read_arcs.push_back(arc);
       }
     }
-    neighbours.first.push_back(neighbours.items.size());
-    if constexpr (by_target) reads.first.push_back(reads.items.size());
+    neighbours.first.push_back(static_cast<compact_index>(neighbours.items.size()));
+    if constexpr (by_target) reads.first.push_back(static_cast<compact_index>(reads.items.size()));
   };
   if constexpr (by_target) {
     const auto in_edges_of = [&g](vertex_t<G> v) { return in_edges(v, g); };
     detail::for_each_vertex_fetching_edges(g, in_edges_of, [&](vertex_t<G> v) { visit(v, in_edges(v, g)); });
+    detail::require_offsets<compact_index>(std::max(neighbours.items.size(), reads.items.size()));
     c.successors = detail::transposed(neighbours, walk, n);
     c.predecessors = detail::by_index(std::move(neighbours), walk);
     c.readers = detail::transposed(reads, walk, buffer_count);
@@ -247,12 +269,13 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   } else {
     const auto out_edges_of = [&g](vertex_t<G> v) { return out_edges(v, g); };
     detail::for_each_vertex_fetching_edges(g, out_edges_of, [&](vertex_t<G> v) { visit(v, out_edges(v, g)); });
+    detail::require_offsets<compact_index>(neighbours.items.size());
     c.predecessors = detail::transposed(neighbours, walk, n);
     c.successors = detail::by_index(std::move(neighbours), walk);
-    c.reads = detail::gather_rows<compact_index>(n, [&](auto&& emit) {
+    c.reads = detail::gather_rows<compact_index, compact_index>(n, [&](auto&& emit) {
       for (const read_arc& a : read_arcs) emit(a.reader, a.storage);
     });
-    c.readers = detail::gather_rows<compact_index>(buffer_count, [&](auto&& emit) {
+    c.readers = detail::gather_rows<compact_index, compact_index>(buffer_count, [&](auto&& emit) {
       for (const read_arc& a : read_arcs) emit(a.storage, a.reader);
     });
     read_arcs = {};
@@ -267,7 +290,7 @@ template <tensor_graph G, vertex_index_map<G> Index = identity_index>
   c.hazards = storage_hazards(g, c.buffers, index);
   if (!c.hazards.empty()) {
     const auto hazard_rows = [&](bool by_before) {
-      return detail::gather_rows<compact_index>(n, [&](auto&& emit) {
+      return detail::gather_rows<compact_index, compact_index>(n, [&](auto&& emit) {
         for (const storage_hazard& h : c.hazards) {
           emit(by_before ? h.before : h.after, static_cast<compact_index>(by_before ? h.after : h.before));
         }

@@ -38,6 +38,23 @@ struct schedule_result {
   bool stopped_by_clock = false;
 };
 
+namespace detail {
+
+/// evaluate_order's body, for an order `maker` made (liveness_of_snapshot).
+template <class G, class Snapshot>
+[[nodiscard]] schedule_result<G> evaluate_order_of(Snapshot&& c, const std::vector<vertex_t<G>>& by_index,
+                                                   const std::vector<std::size_t>& order, order_maker maker) {
+  schedule_result<G> r;
+  r.order.reserve(order.size());
+  for (const auto i : order) r.order.push_back(by_index[i]);
+  const auto live = liveness_of_snapshot(c, std::forward<Snapshot>(c).buffers, order, {}, maker);
+  r.peak_bytes = live.peak_bytes;
+  r.persistent_bytes = live.persistent_bytes;
+  return r;
+}
+
+}  // namespace detail
+
 /// The result of running `order` (dense indices) on the snapshot c of a graph
 /// whose vertices by index are by_index: its vertices and peak. A snapshot
 /// passed as an rvalue gives up its buffer table to the evaluation (no copy).
@@ -45,23 +62,20 @@ template <class G, class Snapshot>
   requires std::same_as<std::remove_cvref_t<Snapshot>, compact_graph>
 [[nodiscard]] schedule_result<G> evaluate_order(Snapshot&& c, const std::vector<vertex_t<G>>& by_index,
                                                 const std::vector<std::size_t>& order) {
-  schedule_result<G> r;
-  r.order.reserve(order.size());
-  for (const auto i : order) r.order.push_back(by_index[i]);
-  const auto live = snapshot_liveness(std::forward<Snapshot>(c), order);
-  r.peak_bytes = live.peak_bytes;
-  r.persistent_bytes = live.persistent_bytes;
-  return r;
+  return detail::evaluate_order_of<G>(std::forward<Snapshot>(c), by_index, order, detail::order_maker::caller);
 }
 
 /// Runs `order_of` (compact_graph -> dense order) on g: the common body of
 /// every scheduler's graph-level entry point; `method` names the scheduler.
+/// The order must keep the snapshot's rows, as a scheduler's does: release
+/// builds do not check it against them again.
 template <tensor_graph G, vertex_index_map<G> Index, class OrderOf>
 [[nodiscard]] schedule_result<G> schedule_with(const G& g, Index index, std::string_view method,
                                                OrderOf&& order_of) {
   auto c = make_compact_graph(g, index);
   const auto order = order_of(std::as_const(c));
-  auto r = evaluate_order<G>(std::move(c), vertices_by_index(g, index), order);
+  auto r = detail::evaluate_order_of<G>(std::move(c), vertices_by_index(g, index), order,
+                                        detail::order_maker::scheduler);
   r.method = method;
   return r;
 }

@@ -53,12 +53,12 @@ struct task_buffer {
 
 struct task_graph {
   std::vector<task> tasks;  ///< added with add_task, which records their names
-  csr_rows<compact_index> successors;                ///< by task, one arc per input of the successor
+  compact_rows successors;                           ///< by task, one arc per input of the successor
   std::vector<compact_index> num_inputs;             ///< by task
   std::vector<bool> starts_ready;                    ///< by task: no input, or fed
   std::vector<std::size_t> first_buffer;             ///< by task, and one past the last
   std::vector<task_buffer> buffers;
-  csr_rows<compact_index> reads;                     ///< by task: the buffers it reads
+  compact_rows reads;                                ///< by task: the buffers it reads
   std::vector<std::size_t> task_of_vertex;           ///< by vertex index: its task, no_task when pruned
   std::size_t transfers = 0;                         ///< send/receive pairs created
 

@@ -127,8 +127,8 @@ struct task_arc {
 /// Rows of item_of(e) for the records e, row row_of(e), in record order;
 /// an item no_task is left out. O(rows + records).
 template <class Record, class RowOf, class ItemOf>
-csr_rows<compact_index> group_by(std::size_t rows, std::span<const Record> records, RowOf row_of, ItemOf item_of) {
-  return memopt::detail::gather_rows<compact_index>(rows, [&](auto&& emit) {
+compact_rows group_by(std::size_t rows, std::span<const Record> records, RowOf row_of, ItemOf item_of) {
+  return memopt::detail::gather_rows<compact_index, compact_index>(rows, [&](auto&& emit) {
     for (const Record& e : records) {
       if (const std::size_t item = item_of(e); item != no_task) emit(row_of(e), static_cast<compact_index>(item));
     }
