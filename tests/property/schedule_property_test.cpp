@@ -248,3 +248,21 @@ TEST_CASE("property: with a work limit and no time limit, exact gives the same o
   stop = true;
   load.join();
 }
+
+TEST_CASE("property: a vertex's users are its successors reading a storage it owns, with and without views") {
+  std::mt19937_64 rng(20261207);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const auto spec = mt::random_dag(rng, {.max_nodes = 30, .alias_probability = trial % 2 == 0 ? 0.0 : 0.3});
+    const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
+    const auto c = memopt::make_compact_graph(g);
+    INFO("trial " << trial);
+    std::vector<memopt::compact_index> expected(c.num_vertices(), 0);
+    for (std::size_t v = 0; v < c.num_vertices(); ++v) {
+      for (const auto r : c.successors[v]) {
+        const auto reads = c.reads[r];
+        expected[v] += std::ranges::any_of(reads, [&](auto b) { return c.buffers.owner[b] == v; }) ? 1 : 0;
+      }
+    }
+    CHECK(memopt::detail::count_users(c) == expected);
+  }
+}

@@ -110,11 +110,33 @@ namespace detail {
 }
 
 /// By vertex v: its successors that read a storage v owns. One pass over
-/// the reads and predecessors, O(V + E).
+/// the reads and predecessors, O(V + E); without views, over the readers.
 inline std::vector<compact_index> count_users(const compact_graph& g) {
   const std::size_t n = g.num_vertices();
   std::vector<compact_index> users(n, 0);
-  std::vector<compact_index> owner_read_by(n, static_cast<compact_index>(n));  // n: by none yet
+  const auto none = static_cast<compact_index>(n);
+  if (g.buffers.aliased == 0) {
+    // Every reader of v's outputs is then a successor of v: the readers of
+    // its outputs, each once, read row after row (not a buffer's owner per read).
+    std::vector<compact_index> counted_for(n, none);
+    for (std::size_t v = 0; v < n; ++v) {
+      const buffer_id begin = g.buffers.first[v];
+      const buffer_id end = g.buffers.first[v + 1];
+      if (end - begin == 1) {
+        users[v] = static_cast<compact_index>(g.readers.size(begin));
+        continue;
+      }
+      for (buffer_id b = begin; b < end; ++b) {
+        for (const auto r : g.readers[b]) {
+          if (counted_for[r] == v) continue;
+          counted_for[r] = static_cast<compact_index>(v);
+          ++users[v];
+        }
+      }
+    }
+    return users;
+  }
+  std::vector<compact_index> owner_read_by(n, none);
   for (std::size_t r = 0; r < n; ++r) {
     for (const auto b : g.reads[r]) owner_read_by[g.buffers.owner[b]] = static_cast<compact_index>(r);
     for (const auto p : g.predecessors[r]) {
