@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <numeric>
 #include <queue>
 #include <vector>
 
@@ -175,9 +174,9 @@ struct left_after_key {
     }
   }
   const auto lighter = [&](std::size_t a, std::size_t b) { return std::pair{weight[a], a} < std::pair{weight[b], b}; };
-  std::vector<std::size_t> roots(n);
-  std::iota(roots.begin(), roots.end(), std::size_t{0});
-  std::ranges::sort(roots, lighter);
+  std::vector<std::size_t> roots;  // every vertex, lighter first (a radix sort, as lpmf ranks sizes)
+  roots.reserve(n);
+  for (const auto& [w, v] : detail::sorted_with_index(n, [&](std::size_t v) { return weight[v]; })) roots.push_back(v);
   auto order = detail::predecessor_post_order(g, roots, [&](std::size_t v, std::vector<std::size_t>& out) {
     out.assign(g.predecessors[v].begin(), g.predecessors[v].end());
     std::ranges::sort(out, lighter);
