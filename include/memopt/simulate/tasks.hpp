@@ -260,18 +260,22 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
   for (const auto& d : m.devices) device_label.push_back(sanitized_device_name(d.name));
   std::string src;            // "<producer>_<port>": what a send's and its receive's names share
   std::string transfer_name;  // the one being spelled
-  const auto transfer_to = [&](std::size_t producer_task, std::ptrdiff_t port, std::size_t device) {
-    const task& from = tg.tasks[producer_task];
-    if (const std::size_t made = recv_of.find(from.vertex, port, device); made != no_task) return made;
+  // The receive on `device` of output `port` of vertex i, made with its send
+  // when first asked for. What it reads of i comes from arrays by vertex, not
+  // from i's task: a producer is often far from its reader, and each lookup
+  // may miss the cache; these can all be under way at once.
+  const auto transfer_to = [&](std::size_t i, std::ptrdiff_t port, std::size_t device) {
+    if (const std::size_t made = recv_of.find(i, port, device); made != no_task) return made;
+    const std::size_t producer_task = tg.task_of_vertex[i];
     const std::uint64_t bytes =
-        port < 0 ? options.control_token_bytes : output_bytes[table.id(from.vertex, static_cast<std::size_t>(port))];
+        port < 0 ? options.control_token_bytes : output_bytes[table.id(i, static_cast<std::size_t>(port))];
     const task send{.kind = task_kind::send,
                     .created = true,
                     .port = static_cast<std::int32_t>(port),
-                    .device = from.device,
+                    .device = static_cast<std::uint32_t>(placement[i]),
                     .to_device = static_cast<std::uint32_t>(device),
-                    .vertex = from.vertex,
-                    .rank = from.rank,
+                    .vertex = i,
+                    .rank = rank[i],
                     .bytes_read = static_cast<double>(bytes),
                     .transfer_bytes = bytes};
     task recv = send;
@@ -298,7 +302,7 @@ template <simulation_graph G, vertex_index_map<G> Index = identity_index>
     if (placement[i] == placement[j]) {
       add_arc(p, t, port);
     } else {
-      add_arc(transfer_to(p, port, placement[j]), t, 0);
+      add_arc(transfer_to(i, port, placement[j]), t, 0);
     }
   };
   std::unordered_map<std::string_view, std::size_t> send_by_key;
