@@ -141,9 +141,14 @@ inline void device_memory(const simulation_result& r, std::vector<keyed_run> key
     if (const std::size_t source = local_of(tb.shares); source != no_task) table.shares[lb] = source;
     if (const std::size_t source = local_of(tb.takes_over); source != no_task) table.takes_over[lb] = source;
   }
-  memopt::detail::settle_storages(table);
-  // Graph inputs were left out in the graph's table; a task here is never one.
-  memopt::detail::settle_reuse(table, std::vector<bool>(tasks.size(), true));
+  if (aliases.empty()) {  // every buffer its own storage, as make_buffer_table leaves them
+    table.storage.resize(table.size());
+    std::iota(table.storage.begin(), table.storage.end(), buffer_id{0});
+  } else {
+    memopt::detail::settle_storages(table);
+    // Graph inputs were left out in the graph's table; a task here is never one.
+    memopt::detail::settle_reuse(table, std::vector<bool>(tasks.size(), true));
+  }
 
   memopt::detail::start_intervals(live, step, n);
   std::vector<bool> read(table.size(), false);
