@@ -76,6 +76,11 @@ def main():
         return math.log10(t[sizes[-1]] / t[sizes[-2]]) / math.log10(sizes[-1] / sizes[-2])
 
     last = sizes[-1]
+
+    def ratio_spread(spreads, name):
+        """A ratio's spread at 10^6: its own repetitions' and the sort's, added."""
+        return spreads[name][last] + spreads["BM_topological_sort"][last]
+
     default_columns = " | default heap: ms at 10^6 | vs topological_sort" if default else ""
     print("| algorithm | " + " | ".join(f"10^{round(math.log10(n))} ms" for n in sizes)
           + " | vs topological_sort at 10^6" + default_columns
@@ -91,15 +96,12 @@ def main():
         short = name.removeprefix("BM_")
         target = TARGETS.get(short, SCHEDULER_TARGET if short.endswith("_schedule") else None)
         ratio = t[last] / base[last]
-        # A ratio's spread: its own repetitions' and the sort's, added.
-        ratio_spread = spread[name][last] + spread["BM_topological_sort"][last]
         cells = [f"{t[n]:.3g}" for n in sizes] + [f"{ratio:.1f}"]
-        met = [] if target is None else [verdict(ratio, target, ratio_spread)]
+        met = [] if target is None else [verdict(ratio, target, ratio_spread(spread, name))]
         if default:
             default_ratio = default[name][last] / default["BM_topological_sort"][last]
-            default_ratio_spread = default_spread[name][last] + default_spread["BM_topological_sort"][last]
             cells += [f"{default[name][last]:.3g}", f"{default_ratio:.1f}"]
-            met += [] if target is None else [verdict(default_ratio, target, default_ratio_spread)
+            met += [] if target is None else [verdict(default_ratio, target, ratio_spread(default_spread, name))
                                               + " under the default heap"]
         target_cell = "" if target is None else f"≤ {target} ({', '.join(met)})"
         print(f"| {short} | " + " | ".join(cells)
