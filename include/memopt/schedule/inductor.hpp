@@ -23,9 +23,11 @@
 #include <memopt/schedule/result.hpp>
 
 #include <algorithm>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <queue>
+#include <span>
 #include <vector>
 
 namespace memopt {
@@ -131,20 +133,29 @@ struct left_after_key {
 /// Inductor's BFS order (earliest-run predecessors first), as dense vertex indices.
 [[nodiscard]] inline std::vector<std::size_t> bfs_order(const compact_graph& g) {
   const std::size_t n = g.num_vertices();
+  // A vertex is queued once, when ready: the sorted positions of its
+  // predecessors go back to back in one pool, no allocation a vertex.
+  std::vector<compact_index> position(n), pool;
+  pool.reserve(g.predecessors.items.size());
   struct entry {
-    std::vector<std::size_t> positions;  // sorted positions of the predecessors
-    std::size_t vertex;
-    bool operator>(const entry& other) const {
-      return std::tie(positions, vertex) > std::tie(other.positions, other.vertex);
-    }
+    std::size_t first;  // its positions: pool[first, first + count)
+    compact_index count;
+    compact_index vertex;
   };
-  std::priority_queue<entry, std::vector<entry>, std::greater<>> ready;
-  std::vector<std::size_t> position(n);
+  const auto positions = [&pool](const entry& e) {
+    return std::span<const compact_index>(pool.data() + e.first, e.count);
+  };
+  const auto later = [&](const entry& a, const entry& b) {
+    const auto order = std::lexicographical_compare_three_way(positions(a).begin(), positions(a).end(),
+                                                              positions(b).begin(), positions(b).end());
+    return order != 0 ? order > 0 : a.vertex > b.vertex;
+  };
+  std::priority_queue<entry, std::vector<entry>, decltype(later)> ready(later);
   const auto push = [&](std::size_t v) {
-    entry e{{}, v};
-    for (const auto p : g.predecessors[v]) e.positions.push_back(position[p]);
-    std::ranges::sort(e.positions);
-    ready.push(std::move(e));
+    const entry e{pool.size(), static_cast<compact_index>(g.predecessors.size(v)), static_cast<compact_index>(v)};
+    for (const auto p : g.predecessors[v]) pool.push_back(position[p]);
+    std::sort(pool.begin() + static_cast<std::ptrdiff_t>(e.first), pool.end());
+    ready.push(e);
   };
   detail::ready_tracker tracker(g);
   tracker.start(push);
@@ -153,7 +164,7 @@ struct left_after_key {
   while (!ready.empty()) {
     const std::size_t v = ready.top().vertex;
     ready.pop();
-    position[v] = order.size();
+    position[v] = static_cast<compact_index>(order.size());
     order.push_back(v);
     tracker.ran(v, push);
   }
