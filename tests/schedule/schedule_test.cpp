@@ -173,27 +173,29 @@ static_assert(best_of_takes<mt::vec_graph, memopt::dfs_scheduler, memopt::list_s
 static_assert(!best_of_takes<mt::vec_graph, memopt::identity_index, memopt::dfs_scheduler>);  // the index map is last
 static_assert(!best_of_takes<mt::list_graph, memopt::dfs_scheduler>);  // listS vertices need one
 
-TEST_CASE("lpmf's key orders as (outputs - bytes freed, index) does, at the ends of 64-bit byte counts") {
+TEST_CASE("balance_key (list's and lpmf's keys) orders as (gain - loss, count) does, at the ends of 64-bit byte counts") {
   const std::uint64_t top = std::uint64_t{1} << 63;
   const std::vector<std::uint64_t> bytes = {0, 1, 2, 3, 1000, top - 1, top, top + 1, UINT64_MAX - 1, UINT64_MAX};
-  const std::vector<std::size_t> vertices = {0, 1, 0xFFFFFFFE};
+  const std::vector<std::size_t> counts = {0, 1, 0xFFFFFFFE};
   struct keyed {
-    memopt::detail::left_after_key key;
+    memopt::balance_key key;
     std::pair<memopt::byte_balance, std::size_t> expected;
   };
   std::vector<keyed> keys;
-  for (const auto outputs : bytes) {
-    for (const auto freed : bytes) {
-      for (const auto v : vertices) {
-        keys.push_back({memopt::detail::left_after_key::of(outputs, freed, v),
-                        {memopt::byte_balance::of(outputs, freed), v}});
-        CHECK(keys.back().key.vertex() == v);
-        CHECK(keys.back().key < memopt::detail::left_after_key{});  // the default is none, above all
+  for (const auto gain : bytes) {
+    for (const auto loss : bytes) {
+      for (const auto count : counts) {
+        keys.push_back({memopt::balance_key::of(gain, loss, count), {memopt::byte_balance::of(gain, loss), count}});
+        CHECK(keys.back().key.count() == count);
+        CHECK(keys.back().key < memopt::balance_key{});  // the default is none, above all
       }
     }
   }
   for (const auto& a : keys) {
-    for (const auto& b : keys) CHECK((a.key < b.key) == (a.expected < b.expected));
+    for (const auto& b : keys) {
+      CHECK((a.key < b.key) == (a.expected < b.expected));
+      CHECK((a.key == b.key) == (a.expected == b.expected));
+    }
   }
 }
 

@@ -59,26 +59,6 @@ class size_ranks {
   std::vector<std::uint64_t> size_;  ///< by rank, ascending
 };
 
-/// lpmf's key of a ready vertex: the memory left after its step (outputs -
-/// bytes freed), then its index, as one 97-bit number in two words: sixteen
-/// bytes where (byte_balance, index) took 32, compared without branching on a
-/// sign. The balance lies in (-2^64, 2^64); plus 2^64 it takes 65 bits, the
-/// top 64 in `high`, the lowest above the 32-bit index in `low`.
-struct left_after_key {
-  std::uint64_t high = UINT64_MAX;  ///< the default is above every key: none
-  std::uint64_t low = UINT64_MAX;
-
-  static left_after_key of(std::uint64_t outputs, std::uint64_t freed, std::size_t v) {
-    // 2^64 + outputs - freed: its low 64 bits wrap around, its bit 64 is set unless freed > outputs.
-    const std::uint64_t wrapped = outputs - freed;
-    const std::uint64_t top = outputs >= freed ? std::uint64_t{1} << 63 : 0;
-    return {top | wrapped >> 1, (wrapped & 1) << 32 | v};
-  }
-  [[nodiscard]] std::size_t vertex() const { return low & 0xFFFFFFFF; }
-  friend constexpr bool operator==(const left_after_key&, const left_after_key&) = default;
-  friend constexpr auto operator<=>(const left_after_key&, const left_after_key&) = default;
-};
-
 }  // namespace detail
 
 /// Inductor's least-peak-memory-first order, as dense vertex indices.
@@ -92,7 +72,8 @@ struct left_after_key {
   // Ready vertices sit at their rank by (size, index), keyed by (outputs -
   // bytes freed, index): the least key within a rank bound is the choice.
   const detail::size_ranks rank(state);
-  using key = detail::left_after_key;
+  // A key: the memory left after the step (outputs - bytes freed), then the index.
+  using key = balance_key;
   const key none{};
   detail::keyed_position_set<key> ready(n, none);  // by rank
   const auto after = [&](std::size_t v) {
@@ -113,7 +94,7 @@ struct left_after_key {
       if (smallest == SIZE_MAX) break;  // a cycle: caught below
       chosen = ready.min(smallest, rank.bound(rank.size_at(smallest)));
     }
-    const std::size_t v = chosen.vertex();
+    const std::size_t v = chosen.count();
     ready.erase(rank.of(v));
     order.push_back(v);
     live += state.bytes_defined(v);

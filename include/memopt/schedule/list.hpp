@@ -47,6 +47,26 @@ struct byte_balance {
   }
 };
 
+/// (gain - loss, then a count below 2^32) as one 97-bit number in two words,
+/// ordered as (byte_balance::of(gain, loss), count) is: sixteen bytes where
+/// that pair takes 32, and a comparison with no branch on a sign. The balance
+/// lies in (-2^64, 2^64); plus 2^64 it takes 65 bits, the top 64 in `high`,
+/// the lowest above the count in `low`. The default is above every key.
+struct balance_key {
+  std::uint64_t high = UINT64_MAX;
+  std::uint64_t low = UINT64_MAX;
+
+  static constexpr balance_key of(std::uint64_t gain, std::uint64_t loss, std::size_t count) noexcept {
+    // 2^64 + gain - loss: its low 64 bits wrap around, its bit 64 is set unless loss > gain.
+    const std::uint64_t wrapped = gain - loss;
+    const std::uint64_t top = gain >= loss ? std::uint64_t{1} << 63 : 0;
+    return {top | wrapped >> 1, (wrapped & 1) << 32 | count};
+  }
+  [[nodiscard]] constexpr std::size_t count() const noexcept { return low & 0xFFFFFFFF; }
+  friend constexpr bool operator==(const balance_key&, const balance_key&) = default;
+  friend constexpr auto operator<=>(const balance_key&, const balance_key&) = default;
+};
+
 /// What the list loop knows, for priorities to read. Vertices and buffers are
 /// dense indices of `graph`.
 class list_state {
@@ -160,12 +180,13 @@ constexpr std::string_view priority_name() {
   }
 }
 
-/// XLA's: bytes freed minus bytes defined, then the number of users.
+/// XLA's: bytes freed minus bytes defined, then the number of users (below
+/// 2^32, as a snapshot's vertices are).
 struct bytes_freed_priority {
   static constexpr std::string_view name() { return "list"; }
   static constexpr key_dependency depends_on = key_dependency::bytes_freed;
-  auto operator()(const list_state& s, std::size_t v) const {
-    return std::pair{byte_balance::of(s.bytes_freed(v), s.bytes_defined(v)), s.users(v)};
+  balance_key operator()(const list_state& s, std::size_t v) const {
+    return balance_key::of(s.bytes_freed(v), s.bytes_defined(v), s.users(v));
   }
 };
 
