@@ -173,7 +173,7 @@ static_assert(best_of_takes<mt::vec_graph, memopt::dfs_scheduler, memopt::list_s
 static_assert(!best_of_takes<mt::vec_graph, memopt::identity_index, memopt::dfs_scheduler>);  // the index map is last
 static_assert(!best_of_takes<mt::list_graph, memopt::dfs_scheduler>);  // listS vertices need one
 
-TEST_CASE("balance_key (list's and lpmf's keys) orders as (gain - loss, count) does, at the ends of 64-bit byte counts") {
+TEST_CASE("balance_key (list's and lpmf's keys) orders as (gain - loss, count), at the ends of 64-bit counts") {
   const std::uint64_t top = std::uint64_t{1} << 63;
   const std::vector<std::uint64_t> bytes = {0, 1, 2, 3, 1000, top - 1, top, top + 1, UINT64_MAX - 1, UINT64_MAX};
   const std::vector<std::size_t> counts = {0, 1, 0xFFFFFFFE};
