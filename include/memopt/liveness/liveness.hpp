@@ -129,9 +129,12 @@ void finish_liveness(liveness_result& r, std::size_t n, VertexAt&& vertex_at, co
     }
   }
   // A storage lives until its last tensor does; each tensor lives as long.
-  for (buffer_id b = 0; b < r.buffers.size(); ++b) {
-    const buffer_id root = r.buffers.storage[b];
-    r.intervals[root].last = std::max(r.intervals[root].last, r.intervals[b].last);
+  // (Without aliases every buffer is its own storage.)
+  if (r.buffers.aliased > 0) {
+    for (buffer_id b = 0; b < r.buffers.size(); ++b) {
+      const buffer_id root = r.buffers.storage[b];
+      r.intervals[root].last = std::max(r.intervals[root].last, r.intervals[b].last);
+    }
   }
   take_over_dying_storages(r);
   if (r.buffers.aliased > 0) {
