@@ -83,6 +83,23 @@ TEST_CASE("best_fit: holes of any size, up to 2^62, far apart among its buckets"
   CHECK(plan.arena_bytes == huge + 19 + huge / 2);
 }
 
+TEST_CASE("best_fit: a hole smaller than every request so far waits aside, and is taken when one fits it") {
+  memopt::best_fit heap;
+  heap.allocate(0, 100);
+  heap.allocate(1, 100);
+  heap.allocate(2, 100);
+  heap.free(1, 100);     // hole [100, 200)
+  heap.allocate(3, 70);  // [100, 170); the 30 bytes left are less than any request yet
+  heap.free(3, 70);      // merges with them: [100, 200) again
+  heap.allocate(4, 60);  // [100, 160), leaving the 40 bytes of [160, 200)
+  heap.allocate(5, 35);  // a smaller request: the 40-byte hole is the smallest that fits
+  heap.allocate(6, 5);   // and the 5 bytes it left
+  heap.allocate(7, 1);   // none left: the top
+  const auto plan = std::move(heap).finish();
+  CHECK(plan.offsets == std::vector<std::uint64_t>{0, 100, 200, 100, 100, 160, 195, 300});
+  CHECK(plan.arena_bytes == 301);
+}
+
 TEST_CASE("online fits: alignment pads the offset and leaves the padding as a hole") {
   std::vector<memopt::heap_buffer> buffers = {{0, 4, 3}, {0, 4, 5}, {1, 4, 2}};
   buffers[1].alignment = 8;

@@ -77,22 +77,37 @@ class holes_by_class {
 /// and a move within one bucket; no allocation once buckets have grown. (A
 /// std::set of (size, begin) did the same with a heap node per hole and a
 /// cache miss per level.)
+///
+/// Holes smaller than a threshold no request has gone under wait aside,
+/// unsorted, in and out in O(1): best fit leaves many slivers that no buffer
+/// fits, and filed they made most of the sorted runs' length. A request under
+/// the threshold halves it below itself and files the holes that have grown
+/// eligible: at most 64 such passes over the holes aside, and holes a request
+/// could take are always filed, so the choice is best fit's exactly.
 class holes_by_size {
  public:
   static constexpr std::string_view allocator_name = "best-fit";
 
   void insert(const hole& h) {
     const entry e = entry_of(h);
-    const std::size_t b = bucket_of(e.size);
-    if (b >= buckets_.size()) buckets_.resize(b + 1);
-    auto& run = buckets_[b];
-    run.insert(std::ranges::lower_bound(run, e), e);
-    set_bit(in_use_, b);
-    set_bit(words_in_use_, b / 64);
+    if (e.size < filed_from_) {
+      if (e.block >= aside_at_.size()) aside_at_.resize(2 * e.block + 1);
+      aside_at_[e.block] = aside_.size();
+      aside_.push_back(e);
+      return;
+    }
+    file(e);
   }
 
   void erase(const hole& h) {
     const entry e = entry_of(h);
+    if (e.size < filed_from_) {
+      const std::size_t at = aside_at_[e.block];
+      aside_[at] = aside_.back();
+      aside_at_[aside_[at].block] = at;
+      aside_.pop_back();
+      return;
+    }
     const std::size_t b = bucket_of(e.size);
     auto& run = buckets_[b];
     run.erase(std::ranges::lower_bound(run, e));
@@ -102,7 +117,8 @@ class holes_by_size {
   }
 
   /// The smallest hole holding `bytes` at `alignment`, lowest on ties.
-  [[nodiscard]] std::optional<hole> find(std::uint64_t bytes, std::uint64_t alignment) const {
+  [[nodiscard]] std::optional<hole> find(std::uint64_t bytes, std::uint64_t alignment) {
+    if (bytes < filed_from_) file_from(bytes / 2);
     std::size_t b = bucket_of(bytes);
     if (b >= buckets_.size()) return std::nullopt;  // every hole is smaller
     // In the bucket of `bytes`, holes from `bytes` up; in later ones, all.
@@ -126,6 +142,30 @@ class holes_by_size {
     friend auto operator<=>(const entry&, const entry&) = default;
   };
   static entry entry_of(const hole& h) { return {h.end - h.begin, h.begin, h.block}; }
+
+  void file(const entry& e) {
+    const std::size_t b = bucket_of(e.size);
+    if (b >= buckets_.size()) buckets_.resize(b + 1);
+    auto& run = buckets_[b];
+    run.insert(std::ranges::lower_bound(run, e), e);
+    set_bit(in_use_, b);
+    set_bit(words_in_use_, b / 64);
+  }
+  /// Lowers the threshold to `size`, filing the holes aside it now reaches.
+  void file_from(std::uint64_t size) {
+    filed_from_ = size;
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < aside_.size(); ++k) {
+      const entry e = aside_[k];
+      if (e.size >= size) {
+        file(e);
+      } else {
+        aside_at_[e.block] = kept;
+        aside_[kept++] = e;
+      }
+    }
+    aside_.resize(kept);
+  }
 
   static constexpr unsigned fraction_bits = 8;
   static constexpr std::size_t num_buckets = std::size_t{65 - fraction_bits} << fraction_bits;
@@ -167,6 +207,9 @@ class holes_by_size {
     return w >= num_words ? no_bucket : 64 * w + static_cast<std::size_t>(std::countr_zero(in_use_[w]));
   }
 
+  std::uint64_t filed_from_ = UINT64_MAX;  ///< holes this large or larger are filed in buckets_
+  std::vector<entry> aside_;               ///< the others, unsorted
+  std::vector<std::size_t> aside_at_;      ///< by block: its place in aside_ while there
   std::vector<std::vector<entry>> buckets_;  // sorted; grown to the largest bucket used
   std::array<std::uint64_t, num_words> in_use_{};
   std::array<std::uint64_t, (num_words + 63) / 64> words_in_use_{};
