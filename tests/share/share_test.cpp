@@ -365,6 +365,13 @@ TEST_CASE("reuse policies: LIFO, best fit, and the seed's size-aware pick") {
   CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::take), 64) == std::nullopt);
   pool.restore(1, 10, 1, 7);
   CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::take), 64) == 1);
+  pool.add(2, 10, 1);
+  pool.add(3, 10, 1);  // asked first: freed last
+  const auto aside_three = [](std::size_t s) {
+    return s == 3 ? memopt::reuse_verdict::set_aside : memopt::reuse_verdict::take;
+  };
+  CHECK(pool.take(10, 1, aside_three, 1) == 2);  // set aside uncounted: the one question left takes 2
+  CHECK(pool.take(10, 1, verdict(memopt::reuse_verdict::take), 64) == std::nullopt);  // 3 left the pool
   memopt::detail::free_pool<memopt::lifo_reuse> small(2);  // keeps the two freed last
   for (std::size_t s = 0; s < 3; ++s) small.add(s, 1, 0);
   CHECK(small.take(1, 0, verdict(memopt::reuse_verdict::take), 64) == 2);

@@ -8,20 +8,22 @@
 // Ops run in the seed's depth-first order (graph inputs and weights first,
 // then an op as soon as its last predecessor has, depth first). Whether a
 // user precedes the op is exact on graphs of at most
-// options.exact_precedence_vertices vertices (each op's ancestors as bits);
-// on larger ones it comes in near-constant time from the walk's stack and a
-// union-find of finished vertices (and users that passed at an op still on the
-// stack pass), and may miss a path: a missed reuse, never a wrong one
-// (docs/sharing.md). Either way every plan passes check_sharing(g, plan).
+// options.exact_precedence_vertices vertices (each op's descendants as bits,
+// by position in that order: a storage refused is set aside until the first
+// op all its users precede); on larger ones it comes in near-constant time
+// from the walk's stack and a union-find of finished vertices (and users that
+// passed at an op still on the stack pass), and may miss a path: a missed
+// reuse, never a wrong one (docs/sharing.md). Either way every plan passes
+// check_sharing(g, plan).
 //
 // Among the allowed storages the policy picks (best fit by default), judging
 // at most options.max_candidates per output; the pool keeps the
 // options.max_free storages freed last per device.
 //
 // O((V + E) α(V) + B · max_candidates · log max_free) for B buffers (a
-// refused storage is judged again at most once per refusal); with
-// exact precedence O(E · V / 64) more for the bits, and up to max_free
-// refusals an output. Throws cycle_error (with the cycle), bad_port_error,
+// refused storage is judged again at most once per refusal); with exact
+// precedence O(E · V / 64) more for the bits and O(V / 64) a user for each
+// storage set aside. Throws cycle_error (with the cycle), bad_port_error,
 // size_overflow_error, std::invalid_argument (options of the wrong length).
 
 #include <memopt/detail/kahn.hpp>
@@ -31,10 +33,13 @@
 #include <memopt/share/plan.hpp>
 #include <memopt/share/policy.hpp>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -113,34 +118,20 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
 /// union-find forest with path halving). A yes is always a path of the graph.
 /// A storage refused because of user u waits on u: only when a successor of u
 /// enters the stack can the answer for u change (u never returns to it).
-/// With `exact`, each op's ancestors are kept as bits instead (V^2/8 bytes)
-/// and the answer is exact: a refusal is then no reason to wait.
 class precedence_test {
  public:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
 
-  precedence_test(const compact_graph& c, bool exact)
-      : c_(c), facts_(c.num_vertices()), words_(exact ? (c.num_vertices() + 63) / 64 : 0) {
+  explicit precedence_test(const compact_graph& c) : c_(c), facts_(c.num_vertices()) {
     for (std::size_t v = 0; v < c.num_vertices(); ++v) {
       facts_[v].merged_into = static_cast<compact_index>(v);
       facts_[v].successors_left = static_cast<compact_index>(c.successors.size(v));
     }
-    ancestors_.assign(words_ * c.num_vertices(), 0);
   }
 
-  /// Whether every answer is exact (so a refused storage need not wait).
-  [[nodiscard]] bool exact() const { return words_ > 0; }
-
-  /// Op i runs: each predecessor's last successor to run takes it in; with
-  /// exact answers, i's ancestors are its predecessors and theirs.
+  /// Op i runs: each predecessor's last successor to run takes it in.
   void ran(std::size_t i) {
     for (const std::size_t p : c_.predecessors[i]) {
-      if (exact()) {
-        const std::span<std::uint64_t> mine = ancestors_of(i);
-        const std::span<const std::uint64_t> theirs = ancestors_of(p);
-        for (std::size_t w = 0; w < words_; ++w) mine[w] |= theirs[w];
-        mine[p / 64] |= std::uint64_t{1} << (p % 64);
-      }
       vertex_facts& facts = facts_[p];
       if (--facts.successors_left == 0) facts.merged_into = static_cast<compact_index>(i);
     }
@@ -179,14 +170,6 @@ class precedence_test {
   /// blocker become distinct set leaders (the blocker is the first user whose
   /// leader fails, so the ones after it need no look yet).
   std::size_t first_blocker(std::span<compact_index>& users, std::size_t& known, std::size_t i) {
-    if (exact()) {
-      const std::span<const std::uint64_t> ancestors = ancestors_of(i);
-      for (; known < users.size(); ++known) {
-        const std::size_t u = users[known];
-        if (u != i && ((ancestors[u / 64] >> (u % 64)) & 1) == 0) return u;
-      }
-      return none;
-    }
     std::size_t kept = known, next = known, blocker = none;
     while (next < users.size() && blocker == none) {
       const std::size_t leader = leader_of(users[next++]);
@@ -227,9 +210,6 @@ class precedence_test {
     bool on_stack = false;  ///< on the walk's stack now
   };
 
-  /// v's ancestor bits (exact answers only).
-  std::span<std::uint64_t> ancestors_of(std::size_t v) { return {ancestors_.data() + v * words_, words_}; }
-
   /// The leader of v's set (path halving).
   std::size_t leader_of(std::size_t v) {
     while (facts_[v].merged_into != v) v = facts_[v].merged_into = facts_[facts_[v].merged_into].merged_into;
@@ -238,8 +218,56 @@ class precedence_test {
 
   const compact_graph& c_;
   std::vector<vertex_facts> facts_;
-  std::size_t words_;                     ///< of each vertex's ancestor bits (0: not kept)
-  std::vector<std::uint64_t> ancestors_;  ///< by vertex, words_ each
+};
+
+/// The exact answer, for graphs small enough to keep V^2/8 bytes: each op's
+/// descendants as bits, by position in the walk's order (the walk does not
+/// depend on the sharing, so its order is known before the pass). Besides
+/// "does u precede the op at position t", it finds the first position after
+/// t that all of a storage's users precede: until then the storage is of no
+/// use, so it waits aside instead of being judged at every request.
+class descendant_bits {
+ public:
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+  descendant_bits(const compact_graph& c, std::span<const std::size_t> order)
+      : words_((order.size() + 63) / 64), position_(c.num_vertices()), bits_(words_ * c.num_vertices(), 0) {
+    for (std::size_t t = 0; t < order.size(); ++t) position_[order[t]] = static_cast<compact_index>(t);
+    for (std::size_t t = order.size(); t-- > 0;) {
+      const std::span<std::uint64_t> mine = row(order[t]);
+      for (const std::size_t s : c.successors[order[t]]) {
+        const std::span<const std::uint64_t> theirs = row(s);
+        for (std::size_t w = 0; w < words_; ++w) mine[w] |= theirs[w];
+        mine[position_[s] / 64] |= std::uint64_t{1} << (position_[s] % 64);
+      }
+    }
+  }
+
+  /// Whether u precedes the op at `position` (or is it).
+  [[nodiscard]] bool precedes(std::size_t u, std::size_t position) const {
+    return position_[u] == position || ((row(u)[position / 64] >> (position % 64)) & 1) != 0;
+  }
+
+  /// The first position after `position` that every one of `users` precedes, or none.
+  [[nodiscard]] std::size_t next_common(std::span<const compact_index> users, std::size_t position) const {
+    const std::size_t first = position + 1;
+    for (std::size_t w = first / 64; w < words_; ++w) {
+      std::uint64_t common = w == first / 64 ? ~std::uint64_t{0} << (first % 64) : ~std::uint64_t{0};
+      for (std::size_t k = 0; k < users.size() && common != 0; ++k) common &= row(users[k])[w];
+      if (common != 0) return 64 * w + static_cast<std::size_t>(std::countr_zero(common));
+    }
+    return none;
+  }
+
+ private:
+  [[nodiscard]] std::span<std::uint64_t> row(std::size_t v) { return {bits_.data() + v * words_, words_}; }
+  [[nodiscard]] std::span<const std::uint64_t> row(std::size_t v) const {
+    return {bits_.data() + v * words_, words_};
+  }
+
+  std::size_t words_;
+  std::vector<compact_index> position_;  ///< by vertex: its place in the walk's order
+  std::vector<std::uint64_t> bits_;      ///< by vertex, words_ each
 };
 
 }  // namespace detail
@@ -257,7 +285,24 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   plan.storage_of.assign(buffers.size(), no_storage);
   detail::free_pool<Policy> pool(options.max_free, std::move(policy));
 
-  detail::precedence_test precedes(c, n <= options.exact_precedence_vertices);
+  const auto persistent = [&buffers](std::size_t v) {
+    return buffers.num_outputs(v) > 0 && buffers.persistent[buffers.first[v]];
+  };
+  detail::precedence_test precedes(c);
+  // Exact answers: a storage refused waits aside, in a list by the position of
+  // the first op all its users precede (descendant_bits::next_common).
+  constexpr compact_index end_of_list = std::numeric_limits<compact_index>::max();
+  std::optional<detail::descendant_bits> descendants;
+  std::vector<compact_index> first_aside;
+  if (n <= options.exact_precedence_vertices) {
+    std::vector<std::size_t> order;
+    order.reserve(n);
+    const auto nothing = [](std::size_t) {};
+    const auto record = [&order](std::size_t v) { order.push_back(v); };
+    if (detail::depth_first_topological(c, persistent, record, nothing, nothing) != n) require_acyclic(g, index);
+    descendants.emplace(c, order);
+    first_aside.assign(n, end_of_list);
+  }
   // By buffer: the reads still to come before its storage is free again, or
   // never_freed (persistent, static, or in another buffer's storage).
   constexpr compact_index never_freed = std::numeric_limits<compact_index>::max();
@@ -277,7 +322,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     std::size_t first_user = 0;
     compact_index user_count = 0;
     std::uint32_t device = 0;
-    compact_index next_waiting = 0;  ///< while it waits (precedence_test::wait)
+    compact_index next_waiting = 0;  ///< while it waits (precedence_test::wait) or waits aside
     /// The op at which its first `users_passed` users were last seen to
     /// precede the op judging it: they precede every op above it on the stack.
     compact_index passed_at = 0;
@@ -296,9 +341,6 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     f.release = pool.add(s, f.bytes, f.device);
   };
 
-  const auto persistent = [&buffers](std::size_t v) {
-    return buffers.num_outputs(v) > 0 && buffers.persistent[buffers.first[v]];
-  };
   // A storage whose test failed stays out of the pool while it waits; woken
   // as op i enters the stack, it is judged again as i runs, and returns to
   // the pool only if it passes (most that fail there fail on another user).
@@ -308,10 +350,22 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
         i, [&](std::size_t s) { return freed[s].next_waiting; }, [&](std::size_t s) { woken.push_back(s); });
   };
   const auto leave = [&](std::size_t i) { precedes.left(i); };
+  std::size_t position = 0;  // of the op running, in the walk's order
   const auto run = [&](std::size_t i) {
     precedes.ran(i);
     const auto judge = [&](std::size_t s) {
       freed_storage& f = freed[s];
+      if (descendants) {
+        const std::span<const compact_index> last_users(users.data() + f.first_user, f.user_count);
+        const auto precede = [&](std::size_t u) { return descendants->precedes(u, position); };
+        if (std::ranges::all_of(last_users, precede)) return reuse_verdict::take;
+        const std::size_t next = descendants->next_common(last_users, position);
+        if (next != detail::descendant_bits::none) {  // else no later op may take it
+          f.next_waiting = first_aside[next];
+          first_aside[next] = static_cast<compact_index>(s);
+        }
+        return reuse_verdict::set_aside;
+      }
       // Users that preceded an op still on the stack precede i: look only past them.
       std::size_t known = f.users_passed > 0 && precedes.on_stack(f.passed_at) ? f.users_passed : 0;
       if (known == f.user_count) return reuse_verdict::take;
@@ -321,10 +375,16 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
       f.passed_at = static_cast<compact_index>(i);
       f.users_passed = static_cast<compact_index>(known);
       if (blocker == detail::precedence_test::none) return reuse_verdict::take;
-      if (precedes.exact()) return reuse_verdict::skip;
       precedes.wait(s, blocker, f.next_waiting);
       return reuse_verdict::drop;
     };
+    if (descendants) {  // the storages all of whose users precede this op come back
+      for (compact_index s = first_aside[position]; s != end_of_list;) {
+        const compact_index next = freed[s].next_waiting;
+        pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release);
+        s = next;
+      }
+    }
     for (const std::size_t s : woken) {
       if (judge(s) == reuse_verdict::take) pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release);
     }
@@ -339,6 +399,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     for (buffer_id b = buffers.first[i]; b < buffers.first[i + 1]; ++b) {  // outputs nobody reads
       if (reads_left[b] == 0) release(b, std::array<compact_index, 1>{static_cast<compact_index>(i)});
     }
+    ++position;
   };
   if (detail::depth_first_topological(c, persistent, run, enter, leave) != n) require_acyclic(g, index);
 

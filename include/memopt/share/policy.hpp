@@ -8,7 +8,7 @@
 //   device (free_storage: bytes, release number, storage);
 // - choose(candidates, bytes): walks them (begin, end, lower_bound), asks the
 //   pass about some (allows, take_first), and takes one (take) or none. Each
-//   question but those the pass skips counts towards the pass's
+//   question but those the pass refuses exactly counts towards the pass's
 //   max_candidates (open() until then); a policy that keeps asking beyond
 //   pays for it (the seed's pick does).
 // The built-ins:
@@ -38,9 +38,11 @@
 namespace memopt {
 
 /// What a pass says of a free storage it is offered: take it, pass it over
-/// (an exact, cheap refusal: it does not count towards max_candidates), or
-/// drop it from the pool (the pass will give it back later).
-enum class reuse_verdict { take, skip, drop };
+/// (an exact, cheap refusal: it does not count towards max_candidates), drop
+/// it from the pool (the pass will give it back later), or set it aside: an
+/// exact refusal like skip, but the pass takes the storage out of the pool
+/// and gives it back when it may be taken.
+enum class reuse_verdict { take, skip, drop, set_aside };
 
 /// A free storage as a policy sees it.
 struct free_storage {
@@ -95,6 +97,7 @@ class reuse_candidates {
       case reuse_verdict::take: ++judged_; ++it; return true;
       case reuse_verdict::drop: ++judged_; it = pool_.erase(it); return false;
       case reuse_verdict::skip: ++it; return false;
+      case reuse_verdict::set_aside: it = pool_.erase(it); return false;
     }
     return false;
   }
