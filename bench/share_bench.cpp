@@ -32,6 +32,21 @@ void BM_dag_share(benchmark::State& state) {
 }
 BENCHMARK(BM_dag_share)->Unit(benchmark::kMillisecond);
 
+// Graphs of the same kind at sizes up to the limit of exact answers
+// (share_options::exact_precedence_vertices, 16,384) and one vertex past it,
+// where the walk's answers take over: the time and the bytes of each plan.
+void BM_dag_share_near_exact_limit(benchmark::State& state) {
+  const auto vertices = static_cast<std::size_t>(state.range(0));
+  const auto g = memopt::bench::random_graph({.vertices = vertices, .edges = 3 * vertices});
+  for (auto _ : state) {
+    auto plan = memopt::dag_share(g);
+    benchmark::DoNotOptimize(plan.total_bytes);
+    state.counters["storages"] = static_cast<double>(plan.num_storages());
+    state.counters["GB"] = static_cast<double>(plan.total_bytes) / 1e9;
+  }
+}
+BENCHMARK(BM_dag_share_near_exact_limit)->Arg(4096)->Arg(8192)->Arg(16384)->Arg(16385)->Unit(benchmark::kMillisecond);
+
 template <class Policy>
 void BM_linear_share(benchmark::State& state) {
   const auto& g = shared_graph();

@@ -40,7 +40,7 @@ struct share_options {
   std::size_t max_candidates = 64;    ///< free storages dag_share examines per output (not counting exact refusals)
   std::size_t max_free = 4096;        ///< free storages dag_share keeps per device (oldest forgotten)
   /// dag_share knows every path on graphs of at most this many vertices (each
-  /// vertex's ancestors as bits: V^2/8 bytes); on larger ones it may miss some.
+  /// vertex's descendants as bits: V^2/16 bytes); on larger ones it may miss some.
   std::size_t exact_precedence_vertices = 16384;
 };
 
