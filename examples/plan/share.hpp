@@ -1,9 +1,12 @@
 #pragma once
 // memopt-plan share GRAPH --algo linear|dag [--order FILE] [--policy lifo|best-fit|caffe2]
+//                   [--exact-precedence-vertices N]
 // One JSON object: graph, algo, policy, storages (each with bytes and its
 // buffers as "node:port"; persistent buffers are in none, static ones alone),
 // total_bytes (sum of the storages), unshared_bytes, peak_bytes (the peak of
-// the order used: no plan for it can cost less) and persistent_bytes.
+// the order used: no plan for it can cost less) and persistent_bytes; dag adds
+// exact_precedence (every path known: the graph has at most N vertices,
+// 16,384 by default; past it the pass may miss a path, and a reuse with it).
 // linear follows the file's order unless --order gives another; dag is valid
 // for every order. Every plan is checked with check_sharing before printing.
 //
@@ -22,6 +25,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 namespace memopt::plan {
@@ -29,10 +33,11 @@ namespace memopt::plan {
 /// The plan of `algo` with `policy` ("" for the pass's default), checked; an
 /// invalid plan is an internal error.
 inline sharing_plan share_graph(const io::file_graph& g, const std::vector<std::size_t>& order,
-                                const std::string& algo, const std::string& policy) {
+                                const std::string& algo, const std::string& policy,
+                                const share_options& options = {}) {
   const std::span<const std::size_t> steps(order);
   const auto& pass = share::by_name(algo);
-  auto plan = pass(g, steps, policy);
+  auto plan = pass(g, steps, policy, options);
   const auto violations = pass.every_order ? check_sharing(g, plan) : check_sharing(g, plan, steps);
   if (!violations.empty()) {
     throw std::logic_error(algo + " sharing produced an invalid plan (" +
@@ -44,9 +49,10 @@ inline sharing_plan share_graph(const io::file_graph& g, const std::vector<std::
 /// The JSON of `memopt-plan share`: the plan of `algo` with `policy` ("" for
 /// its default) for g, linear ones for `order`.
 inline nlohmann::ordered_json share_json(const io::file_graph& g, const std::vector<std::size_t>& order,
-                                         const std::string& algo, const std::string& policy) {
+                                         const std::string& algo, const std::string& policy,
+                                         const share_options& options = {}) {
   const auto live = liveness(g, std::span<const std::size_t>(order));
-  const auto plan = share_graph(g, order, algo, policy);
+  const auto plan = share_graph(g, order, algo, policy, options);
   const auto members = storage_members(plan);
   nlohmann::ordered_json out;
   out["graph"] = g[boost::graph_bundle].name;
@@ -64,6 +70,7 @@ inline nlohmann::ordered_json share_json(const io::file_graph& g, const std::vec
   out["unshared_bytes"] = plan.unshared_bytes;
   out["peak_bytes"] = live.peak_bytes;
   out["persistent_bytes"] = live.persistent_bytes;
+  if (share::by_name(algo).every_order) out["exact_precedence"] = plan.exact_precedence;
   return out;
 }
 
@@ -73,6 +80,7 @@ inline command add_share_command(CLI::App& app) {
     std::string algo;
     std::string order;
     std::string policy;
+    std::optional<std::size_t> exact_precedence_vertices;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("share", "which buffers may share storage, as JSON");
@@ -84,14 +92,22 @@ inline command add_share_command(CLI::App& app) {
   cmd->add_option("--policy", opts->policy,
                   "reuse policy: lifo (linear's default), best-fit (dag's default), caffe2")
       ->check(CLI::IsMember(share::policy_names()));
+  cmd->add_option("--exact-precedence-vertices", opts->exact_precedence_vertices,
+                  "dag: know every path on graphs of at most N vertices (V^2/16 bytes; default 16384)")
+      ->check(whole_number());
   return {cmd, [opts] {
             if (opts->algo == "dag" && !opts->order.empty()) {
               throw cli_error("share: --order applies to --algo linear only");
             }
+            if (opts->algo == "linear" && opts->exact_precedence_vertices) {
+              throw cli_error("share: --exact-precedence-vertices applies to --algo dag only");
+            }
+            share_options options;
+            if (opts->exact_precedence_vertices) options.exact_precedence_vertices = *opts->exact_precedence_vertices;
             const auto g = load_graph(opts->graph);
             naming_nodes(g, opts->graph.path, [&] {
               const auto order = opts->order.empty() ? program_order(g) : io::read_order(opts->order, g);
-              std::cout << share_json(g, order, opts->algo, opts->policy).dump() << '\n';
+              std::cout << share_json(g, order, opts->algo, opts->policy, options).dump() << '\n';
             });
           }};
 }

@@ -158,6 +158,18 @@ class ShareAndSimulateTest(unittest.TestCase):
         with self.assertRaisesRegex(memopt.Error, "order applies to algo 'linear' only"):
             memopt.share(g, "dag", order=g.nodes)
 
+    def test_sharing_says_whether_every_path_was_known(self):
+        g = memopt.read_graph(data("nasnet_like_infer_b32.json"))
+        exact = memopt.share(g, "dag")
+        walk = memopt.share(g, "dag", exact_precedence_vertices=0)
+        self.assertTrue(exact.exact_precedence)
+        self.assertFalse(walk.exact_precedence)
+        self.assertEqual((exact.total_bytes, walk.total_bytes), (761197568, 1002443776))
+        with self.assertRaisesRegex(memopt.Error, "exact_precedence_vertices applies to algo 'dag' only"):
+            memopt.share(g, "linear", exact_precedence_vertices=8)
+        with self.assertRaisesRegex(memopt.Error, "exact_precedence_vertices is -1"):
+            memopt.share(g, "dag", exact_precedence_vertices=-1)
+
     def test_simulation(self):
         g = quickstart_graph()
         r = memopt.simulate(g, {"devices": [{"name": "gpu", "memory_bytes": 1000}]}, arena=True)

@@ -345,7 +345,26 @@ TEST_CASE("share: the JSON contract on the diamond, linear and DAG") {
   const auto k = nlohmann::json::parse(d.out);
   CHECK(k["storages"].size() == 6);  // the two branches never share
   CHECK(k["total_bytes"] == 24);
+  CHECK(k["exact_precedence"] == true);
   check_share_contract(k, diamond);
+  CHECK(!j.contains("exact_precedence"));  // linear: one order, no paths asked
+}
+
+TEST_CASE("share: exact precedence against the walk's answers, and says which it used") {
+  // NASNet-like cells join parallel branches, where the walk misses paths.
+  const auto nasnet = data_dir + "/nasnet_like_infer_b32.json";
+  const auto exact = plan("share " + nasnet + " --algo dag");
+  const auto walk = plan("share " + nasnet + " --algo dag --exact-precedence-vertices 0");
+  REQUIRE(exact.status == 0);
+  REQUIRE(walk.status == 0);
+  const auto e = nlohmann::json::parse(exact.out);
+  const auto w = nlohmann::json::parse(walk.out);
+  CHECK(e["exact_precedence"] == true);
+  CHECK(e["total_bytes"] == 761197568);
+  CHECK(w["exact_precedence"] == false);
+  CHECK(w["total_bytes"] == 1002443776);
+  check_share_contract(e, nasnet);
+  check_share_contract(w, nasnet);
 }
 
 TEST_CASE("share: real graphs, both passes, never below the peak") {
@@ -372,6 +391,10 @@ TEST_CASE("share: bad usage and input, one line each") {
   check_refused(plan("share " + diamond + " --algo dag --order " +
                      write_temp("share_o.txt", "s\n").string()),
                 "--order applies to --algo linear only");
+  check_refused(plan("share " + diamond + " --algo linear --exact-precedence-vertices 8"),
+                "--exact-precedence-vertices applies to --algo dag only");
+  check_refused(plan("share " + diamond + " --algo dag --exact-precedence-vertices -3"),
+                "--exact-precedence-vertices");
   check_refused(plan("share " + diamond + " --algo linear --order " +
                      write_temp("share_bad.txt", "s\nl2\nl1\nr1\nr2\nj\n").string()),
                 "the order runs 'l2' before its predecessor 'l1'");

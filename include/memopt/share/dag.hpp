@@ -413,6 +413,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   if (detail::depth_first_topological(c, persistent, run, enter, leave) != n) require_acyclic(g, index);
 
   detail::sum_storages(plan);
+  plan.exact_precedence = descendants.has_value();
   plan.buffers = std::move(c.buffers);
   return plan;
 }
