@@ -134,12 +134,18 @@ TEST_CASE("property: DAG plans pass check_sharing under every order, and under r
     const auto spec = mt::random_dag(rng, {.alias_probability = trial % 2 == 0 ? 0.0 : 0.3});
     const auto [g, vertex] = mt::build<mt::vec_graph>(spec);
     auto options = random_options(memopt::make_buffer_table(g), rng);
-    options.exact_precedence_vertices = trial % 4 < 2 ? options.exact_precedence_vertices : 0;  // the walk's test alone
+    if (trial % 4 >= 2) {  // the walk's test alone, or between blocks of a few ops
+      options.exact_precedence_vertices = 0;
+      options.exact_block_vertices = trial % 4 == 2 ? 1 : 2 + static_cast<std::size_t>(trial) % 13;
+    }
+    const std::size_t vertices = spec.nodes.size();
     INFO("trial " << trial);
     for (const auto& plan : {memopt::dag_share(g, memopt::best_fit_reuse{}, options),
                              memopt::dag_share(g, memopt::lifo_reuse{}, options),
                              memopt::dag_share(g, memopt::caffe2_size_aware_reuse{}, options)}) {
       CHECK(memopt::check_sharing(g, plan, options).empty());
+      CHECK(plan.exact_precedence ==
+            (vertices <= options.exact_precedence_vertices || vertices <= options.exact_block_vertices));
       CHECK_FALSE(brute_force_overlap(spec, plan));
       for (int k = 0; k < 2; ++k) {
         const auto order = mt::random_topological_order(spec, rng);

@@ -247,6 +247,7 @@ TEST_CASE("dag_share: the walk's test sees a user whose successor is on the stac
                              {.outputs = {1}, .inputs = {{2, 0}, {8, 0}}, .live_out = {0}}}};
   memopt::share_options walk_only;
   walk_only.exact_precedence_vertices = 0;
+  walk_only.exact_block_vertices = 1;  // the walk's answers alone
   for (const auto& options : {walk_only, memopt::share_options{}}) {
     const auto plan = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, options);
     CHECK(storage(plan, 7) == storage(plan, 1));
@@ -278,9 +279,24 @@ TEST_CASE("dag_share: a path through an op the walk has left, seen with exact pr
   CHECK(exact.total_bytes == 1 + 1 + 10 + 1 + 1 + 1 + 1);
   memopt::share_options walk_only;
   walk_only.exact_precedence_vertices = 0;
+  walk_only.exact_block_vertices = 1;  // the walk's answers alone
   const auto walk = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, walk_only);
   CHECK(storage(walk, 6) != storage(walk, 1));
   CHECK(walk.total_bytes == exact.total_bytes + 10);
+  CHECK(exact.exact_precedence);
+  CHECK_FALSE(walk.exact_precedence);
+  // In blocks of the walk's order: r p u c | r2 x d e | out. d asks about u
+  // and c, in the block before its own: the walk's answers, so d does not
+  // take p's storage. In blocks of eight, d's block holds them: exact, though
+  // not for the whole graph.
+  memopt::share_options blocks = walk_only;
+  blocks.exact_block_vertices = 4;
+  const auto four = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, blocks);
+  CHECK(four.storage_of == walk.storage_of);
+  blocks.exact_block_vertices = 8;
+  const auto eight = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, blocks);
+  CHECK(eight.storage_of == exact.storage_of);
+  CHECK_FALSE(eight.exact_precedence);
 }
 
 TEST_CASE("dag_share: a storage that passed at an op passes above it on the stack") {
@@ -301,6 +317,7 @@ TEST_CASE("dag_share: a storage that passed at an op passes above it on the stac
                              {.outputs = {8}, .control = {4}}}};
   memopt::share_options walk_only;
   walk_only.exact_precedence_vertices = 0;
+  walk_only.exact_block_vertices = 1;  // the walk's answers alone
   for (const auto& options : {walk_only, memopt::share_options{}}) {
     const auto plan = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, options);
     CHECK(storage(plan, 6) == storage(plan, 1));
@@ -330,6 +347,7 @@ TEST_CASE("dag_share: users that passed at an op still on the stack pass, though
                              {.outputs = {10}, .inputs = {{4, 0}, {6, 0}}}}};
   memopt::share_options walk_only;
   walk_only.exact_precedence_vertices = 0;
+  walk_only.exact_block_vertices = 1;  // the walk's answers alone
   for (const auto& options : {walk_only, memopt::share_options{}}) {
     const auto plan = dag<mt::vec_graph>(spec, memopt::best_fit_reuse{}, options);
     CHECK(storage(plan, 8) == storage(plan, 2));

@@ -6,23 +6,26 @@
 // graph; so parallel branches never share, and no storage mixes devices.
 //
 // Ops run in the seed's depth-first order (graph inputs and weights first,
-// then an op as soon as its last predecessor has, depth first). Whether a
-// user precedes the op is exact on graphs of at most
-// options.exact_precedence_vertices vertices (each op's descendants as bits,
-// by position in that order: a storage refused is set aside until the first
-// op all its users precede); on larger ones it comes in near-constant time
-// from the walk's stack and a union-find of finished vertices (and users that
-// passed at an op still on the stack pass), and may miss a path: a missed
-// reuse, never a wrong one (docs/sharing.md). Either way every plan passes
-// check_sharing(g, plan).
+// then an op as soon as its last predecessor has, depth first), which is
+// known before the pass. Whether a user precedes the op is exact when both
+// lie in one block of options.exact_block_vertices consecutive ops of that
+// order, or anywhere on graphs of at most options.exact_precedence_vertices
+// vertices (one block): each op's descendants in its block as bits, and a
+// storage refused there is set aside until the first op all its users in the
+// block precede. For a user in an earlier block it comes in near-constant
+// time from the walk's stack and a union-find of finished vertices (and users
+// that passed at an op still on the stack pass), and may miss a path: a
+// missed reuse, never a wrong one (docs/sharing.md). Either way every plan
+// passes check_sharing(g, plan); plan.exact_precedence says whether one block
+// held the graph.
 //
 // Among the allowed storages the policy picks (best fit by default), judging
 // at most options.max_candidates per output; the pool keeps the
 // options.max_free storages freed last per device.
 //
 // O((V + E) α(V) + B · max_candidates · log max_free) for B buffers (a
-// refused storage is judged again at most once per refusal); with exact
-// precedence O(E · V / 64) more for the bits and O(V / 64) a user for each
+// refused storage is judged again at most once per refusal), plus
+// O(E · K / 64) for the bits of blocks of K ops and O(K / 64) a user for each
 // storage set aside. Throws cycle_error (with the cycle), bad_port_error,
 // size_overflow_error, std::invalid_argument (options of the wrong length).
 
@@ -31,15 +34,14 @@
 #include <memopt/graph/topology.hpp>
 #include <memopt/liveness/liveness.hpp>
 #include <memopt/share/plan.hpp>
+#include <memopt/share/precedence.hpp>
 #include <memopt/share/policy.hpp>
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -111,174 +113,6 @@ std::size_t depth_first_topological(const compact_graph& c, Persistent&& persist
   return ran;
 }
 
-/// "Does every last user of a storage precede op i?", from the walk's facts:
-/// op i is on top of the walk's stack, so a user with a successor on the
-/// stack precedes it, and so does a user merged into such a vertex: once the
-/// last successor of a vertex has run, the vertex is merged into it (a
-/// union-find forest with path halving). A yes is always a path of the graph.
-/// A storage refused because of user u waits on u: only when a successor of u
-/// enters the stack can the answer for u change (u never returns to it).
-class precedence_test {
- public:
-  static constexpr std::size_t none = static_cast<std::size_t>(-1);
-
-  explicit precedence_test(const compact_graph& c) : c_(c), facts_(c.num_vertices()) {
-    for (std::size_t v = 0; v < c.num_vertices(); ++v) {
-      facts_[v].merged_into = static_cast<compact_index>(v);
-      facts_[v].successors_left = static_cast<compact_index>(c.successors.size(v));
-    }
-  }
-
-  /// Op i runs: each predecessor's last successor to run takes it in.
-  void ran(std::size_t i) {
-    for (const std::size_t p : c_.predecessors[i]) {
-      vertex_facts& facts = facts_[p];
-      if (--facts.successors_left == 0) facts.merged_into = static_cast<compact_index>(i);
-    }
-  }
-
-  /// Op i enters the walk's stack: on_wake(storage) is called for the
-  /// storages waiting on a predecessor, last come first (they wait no more).
-  /// link_of(storage) returns the link wait() left in the caller's record.
-  template <class LinkOf, class OnWake>
-  void entered(std::size_t i, LinkOf&& link_of, OnWake&& on_wake) {
-    facts_[i].on_stack = true;
-    for (const std::size_t p : c_.predecessors[i]) {
-      vertex_facts& facts = facts_[p];
-      ++facts.successors_on_stack;
-      for (compact_index s = facts.first_waiting; s != end_of_list;) {
-        const compact_index next = link_of(s);
-        on_wake(s);
-        s = next;
-      }
-      facts.first_waiting = end_of_list;
-    }
-  }
-
-  /// Op i leaves the walk's stack.
-  void left(std::size_t i) {
-    facts_[i].on_stack = false;
-    for (const std::size_t p : c_.predecessors[i]) --facts_[p].successors_on_stack;
-  }
-
-  /// Whether op v is on the walk's stack (so it precedes the op on top).
-  [[nodiscard]] bool on_stack(std::size_t v) const { return facts_[v].on_stack; }
-
-  /// The first of `users` after the first `known` (known to precede op i)
-  /// not known to precede it, or none; `known` becomes the number of users
-  /// before it. In the walk's test `users` shrinks: those looked at up to the
-  /// blocker become distinct set leaders (the blocker is the first user whose
-  /// leader fails, so the ones after it need no look yet).
-  std::size_t first_blocker(std::span<compact_index>& users, std::size_t& known, std::size_t i) {
-    std::size_t kept = known, next = known, blocker = none;
-    while (next < users.size() && blocker == none) {
-      const std::size_t leader = leader_of(users[next++]);
-      vertex_facts& facts = facts_[leader];
-      if (facts.seen) continue;
-      facts.seen = true;
-      users[kept++] = static_cast<compact_index>(leader);
-      if (leader != i && facts.successors_on_stack == 0) blocker = leader;
-    }
-    for (std::size_t k = known; k < kept; ++k) facts_[users[k]].seen = false;
-    known = blocker == none ? kept : kept - 1;
-    while (next < users.size()) users[kept++] = users[next++];
-    users = users.first(kept);
-    return blocker;
-  }
-
-  /// `storage` waits on `blocker` (a storage waits on one vertex at most).
-  /// `link` is the caller's place for the next storage waiting on the same
-  /// vertex: kept beside the storage's other facts, it costs no cache miss of
-  /// its own when the list is walked.
-  void wait(std::size_t storage, std::size_t blocker, compact_index& link) {
-    vertex_facts& facts = facts_[blocker];
-    link = facts.first_waiting;
-    facts.first_waiting = static_cast<compact_index>(storage);
-  }
-
- private:
-  static constexpr compact_index end_of_list = std::numeric_limits<compact_index>::max();
-  /// What the test reads and writes of a vertex, side by side: one cache
-  /// miss, not one an array (the forest's links too, rather than a
-  /// detail::union_find: a user still a leader costs one miss, not two).
-  struct vertex_facts {
-    compact_index merged_into = 0;  ///< the forest's link: itself at a leader
-    compact_index successors_left = 0;  ///< not yet run
-    compact_index successors_on_stack = 0;
-    compact_index first_waiting = end_of_list;  ///< the storages waiting on this vertex, in a list
-    bool seen = false;  ///< de-duplicates a list of users
-    bool on_stack = false;  ///< on the walk's stack now
-  };
-
-  /// The leader of v's set (path halving).
-  std::size_t leader_of(std::size_t v) {
-    while (facts_[v].merged_into != v) v = facts_[v].merged_into = facts_[facts_[v].merged_into].merged_into;
-    return v;
-  }
-
-  const compact_graph& c_;
-  std::vector<vertex_facts> facts_;
-};
-
-/// The exact answer, for graphs small enough to keep V^2/16 bytes: each op's
-/// descendants as bits, by position in the walk's order (the walk does not
-/// depend on the sharing, so its order is known before the pass). Besides
-/// "does u precede the op at position t", it finds the first position after
-/// t that all of a storage's users precede: until then the storage is of no
-/// use, so it waits aside instead of being judged at every request.
-class descendant_bits {
- public:
-  static constexpr std::size_t none = static_cast<std::size_t>(-1);
-
-  /// Rows by position; a row holds only the words from its own position's
-  /// on (an op's descendants come after it): V^2/16 bytes, not V^2/8.
-  descendant_bits(const compact_graph& c, std::span<const std::size_t> order)
-      : words_((order.size() + 63) / 64), position_(c.num_vertices()), row_start_(order.size() + 1, 0) {
-    for (std::size_t t = 0; t < order.size(); ++t) {
-      position_[order[t]] = static_cast<compact_index>(t);
-      row_start_[t + 1] = row_start_[t] + words_ - t / 64;
-    }
-    bits_.assign(row_start_.back(), 0);
-    for (std::size_t t = order.size(); t-- > 0;) {
-      for (const std::size_t s : c.successors[order[t]]) {
-        const std::size_t p = position_[s];
-        for (std::size_t w = p / 64; w < words_; ++w) bits_[word_at(t, w)] |= bits_[word_at(p, w)];
-        bits_[word_at(t, p / 64)] |= std::uint64_t{1} << (p % 64);
-      }
-    }
-  }
-
-  /// Whether u precedes the op at `position` (or is it).
-  [[nodiscard]] bool precedes(std::size_t u, std::size_t position) const {
-    const std::size_t mine = position_[u];
-    if (position <= mine) return position == mine;
-    return ((bits_[word_at(mine, position / 64)] >> (position % 64)) & 1) != 0;
-  }
-
-  /// The first position after `position` that every one of `users` precedes
-  /// (users that ran by `position`, as a free storage's have), or none.
-  [[nodiscard]] std::size_t next_common(std::span<const compact_index> users, std::size_t position) const {
-    const std::size_t first = position + 1;
-    for (std::size_t w = first / 64; w < words_; ++w) {
-      std::uint64_t common = w == first / 64 ? ~std::uint64_t{0} << (first % 64) : ~std::uint64_t{0};
-      for (std::size_t k = 0; k < users.size() && common != 0; ++k) {
-        common &= bits_[word_at(position_[users[k]], w)];
-      }
-      if (common != 0) return 64 * w + static_cast<std::size_t>(std::countr_zero(common));
-    }
-    return none;
-  }
-
- private:
-  /// Where word w (at least t / 64) of the row at position t is.
-  [[nodiscard]] std::size_t word_at(std::size_t t, std::size_t w) const { return row_start_[t] + w - t / 64; }
-
-  std::size_t words_;
-  std::vector<compact_index> position_;  ///< by vertex: its place in the walk's order
-  std::vector<std::size_t> row_start_;   ///< by position: where its row begins in bits_
-  std::vector<std::uint64_t> bits_;
-};
-
 }  // namespace detail
 
 template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
@@ -297,21 +131,36 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   const auto persistent = [&buffers](std::size_t v) {
     return buffers.num_outputs(v) > 0 && buffers.persistent[buffers.first[v]];
   };
-  detail::precedence_test precedes(c);
-  // Exact answers: a storage refused waits aside, in a list by the position of
-  // the first op all its users precede (descendant_bits::next_common).
-  constexpr compact_index end_of_list = std::numeric_limits<compact_index>::max();
-  std::optional<detail::descendant_bits> descendants;
-  std::vector<compact_index> first_aside;
-  if (n <= options.exact_precedence_vertices) {
-    std::vector<std::size_t> order;
-    order.reserve(n);
-    const auto nothing = [](std::size_t) {};
-    const auto record = [&order](std::size_t v) { order.push_back(v); };
-    if (detail::depth_first_topological(c, persistent, record, nothing, nothing) != n) require_acyclic(g, index);
-    descendants.emplace(c, order);
-    first_aside.assign(n, end_of_list);
+  // The walk does not depend on the sharing: it is taken once, its steps kept
+  // and replayed below, and its order known before the pass.
+  enum class step_kind : std::uint8_t { enter, run, leave };
+  struct walk_step {
+    compact_index vertex;
+    step_kind kind;
+  };
+  std::vector<walk_step> steps;
+  steps.reserve(3 * n);
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  const auto step = [&steps](step_kind kind) {
+    return [&steps, kind](std::size_t v) { steps.push_back({static_cast<compact_index>(v), kind}); };
+  };
+  const auto record_run = [&](std::size_t v) {
+    order.push_back(v);
+    steps.push_back({static_cast<compact_index>(v), step_kind::run});
+  };
+  if (detail::depth_first_topological(c, persistent, record_run, step(step_kind::enter), step(step_kind::leave)) != n) {
+    require_acyclic(g, index);
   }
+  const std::size_t block =
+      n <= options.exact_precedence_vertices ? n : std::max<std::size_t>(1, options.exact_block_vertices);
+  detail::block_precedence exact(c, std::move(order), block);
+  detail::walk_precedence walk(c);
+  // A storage an op in the block refuses waits aside, in a list by the
+  // position of the first op all its users there precede (or the block's end,
+  // where they leave it; position n: never).
+  constexpr compact_index end_of_list = std::numeric_limits<compact_index>::max();
+  std::vector<compact_index> first_aside(n + 1, end_of_list);
   // By buffer: the reads still to come before its storage is free again, or
   // never_freed (persistent, static, or in another buffer's storage).
   constexpr compact_index never_freed = std::numeric_limits<compact_index>::max();
@@ -322,7 +171,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
   }
 
   // The last users of every release, one after the other: each free storage
-  // holds a slice (which the precedence test shrinks).
+  // holds a slice.
   std::vector<compact_index> users;
   users.reserve(c.readers.items.size() + buffers.size());
   struct freed_storage {  // what a restore and the test read, side by side
@@ -331,7 +180,7 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     std::size_t first_user = 0;
     compact_index user_count = 0;
     std::uint32_t device = 0;
-    compact_index next_waiting = 0;  ///< while it waits (precedence_test::wait) or waits aside
+    compact_index next_waiting = 0;  ///< while it waits (walk_precedence::wait) or waits aside
     /// The op at which its first `users_passed` users were last seen to
     /// precede the op judging it: they precede every op above it on the stack.
     compact_index passed_at = 0;
@@ -350,49 +199,48 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     f.release = pool.add(s, f.bytes, f.device);
   };
 
-  // A storage whose test failed stays out of the pool while it waits; woken
-  // as op i enters the stack, it is judged again as i runs, and returns to
-  // the pool only if it passes (most that fail there fail on another user).
+  // A storage the walk's test refused stays out of the pool while it waits;
+  // woken as op i enters the stack, it is judged again as i runs, and returns
+  // to the pool only if it passes (most that fail there fail on another user).
   std::vector<std::size_t> woken;
   const auto enter = [&](std::size_t i) {
-    precedes.entered(
+    walk.entered(
         i, [&](std::size_t s) { return freed[s].next_waiting; }, [&](std::size_t s) { woken.push_back(s); });
   };
-  const auto leave = [&](std::size_t i) { precedes.left(i); };
+  const auto leave = [&](std::size_t i) { walk.left(i); };
   std::size_t position = 0;  // of the op running, in the walk's order
   const auto run = [&](std::size_t i) {
-    precedes.ran(i);
+    walk.ran(i);
+    if (position == exact.end()) exact.start_block(position);
     const auto judge = [&](std::size_t s) {
       freed_storage& f = freed[s];
-      if (descendants) {
-        const std::span<const compact_index> last_users(users.data() + f.first_user, f.user_count);
-        const auto precede = [&](std::size_t u) { return descendants->precedes(u, position); };
-        if (std::ranges::all_of(last_users, precede)) return reuse_verdict::take;
-        const std::size_t next = descendants->next_common(last_users, position);
-        if (next != detail::descendant_bits::none) {  // else no later op may take it
-          f.next_waiting = first_aside[next];
-          first_aside[next] = static_cast<compact_index>(s);
-        }
-        return reuse_verdict::set_aside;
-      }
+      const std::span<const compact_index> last_users(users.data() + f.first_user, f.user_count);
       // Users that preceded an op still on the stack precede i: look only past them.
-      std::size_t known = f.users_passed > 0 && precedes.on_stack(f.passed_at) ? f.users_passed : 0;
-      if (known == f.user_count) return reuse_verdict::take;
-      std::span<compact_index> last_users(users.data() + f.first_user, f.user_count);
-      const std::size_t blocker = precedes.first_blocker(last_users, known, i);
-      f.user_count = static_cast<compact_index>(last_users.size());
-      f.passed_at = static_cast<compact_index>(i);
-      f.users_passed = static_cast<compact_index>(known);
-      if (blocker == detail::precedence_test::none) return reuse_verdict::take;
-      precedes.wait(s, blocker, f.next_waiting);
-      return reuse_verdict::drop;
-    };
-    if (descendants) {  // the storages all of whose users precede this op come back
-      for (compact_index s = first_aside[position]; s != end_of_list;) {
-        const compact_index next = freed[s].next_waiting;
-        pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release);
-        s = next;
+      const std::size_t known = f.users_passed > 0 && walk.on_stack(f.passed_at) ? f.users_passed : 0;
+      std::size_t passed = last_users.size();  // the users before the first refusal
+      for (std::size_t k = known; k < last_users.size(); ++k) {
+        const std::size_t u = last_users[k];
+        if (exact.contains(u)) {
+          if (!exact.precedes(u, position)) passed = std::min(passed, k);
+        } else if (const std::size_t blocker = walk.blocker(u, i); blocker != detail::walk_precedence::none) {
+          f.passed_at = static_cast<compact_index>(i);
+          f.users_passed = static_cast<compact_index>(std::min(passed, k));
+          walk.wait(s, blocker, f.next_waiting);
+          return reuse_verdict::drop;
+        }
       }
+      f.passed_at = static_cast<compact_index>(i);
+      f.users_passed = static_cast<compact_index>(passed);
+      if (passed == last_users.size()) return reuse_verdict::take;
+      const std::size_t back = exact.next_common(last_users, position);
+      f.next_waiting = first_aside[back];
+      first_aside[back] = static_cast<compact_index>(s);
+      return reuse_verdict::set_aside;
+    };
+    for (compact_index s = first_aside[position]; s != end_of_list;) {  // their users in the block precede i
+      const compact_index next = freed[s].next_waiting;
+      pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release);
+      s = next;
     }
     for (const std::size_t s : woken) {
       if (judge(s) == reuse_verdict::take) pool.restore(s, freed[s].bytes, freed[s].device, freed[s].release);
@@ -410,10 +258,16 @@ template <tensor_graph G, reuse_policy Policy = best_fit_reuse,
     }
     ++position;
   };
-  if (detail::depth_first_topological(c, persistent, run, enter, leave) != n) require_acyclic(g, index);
+  for (const walk_step& s : steps) {
+    switch (s.kind) {
+      case step_kind::enter: enter(s.vertex); break;
+      case step_kind::run: run(s.vertex); break;
+      case step_kind::leave: leave(s.vertex); break;
+    }
+  }
 
   detail::sum_storages(plan);
-  plan.exact_precedence = descendants.has_value();
+  plan.exact_precedence = exact.whole_graph();
   plan.buffers = std::move(c.buffers);
   return plan;
 }

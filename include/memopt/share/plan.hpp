@@ -42,6 +42,10 @@ struct share_options {
   /// dag_share knows every path on graphs of at most this many vertices (each
   /// vertex's descendants as bits: V^2/16 bytes); on larger ones it may miss some.
   std::size_t exact_precedence_vertices = 16384;
+  /// On larger graphs, it knows every path between ops within a block of this
+  /// many consecutive ops of its walk (block^2/16 bytes at a time) and asks
+  /// the walk's stack about the others.
+  std::size_t exact_block_vertices = 2048;
 };
 
 struct sharing_plan {
