@@ -34,7 +34,8 @@ BENCHMARK(BM_dag_share)->Unit(benchmark::kMillisecond);
 
 // Graphs of the same kind at sizes up to the limit of exact answers
 // (share_options::exact_precedence_vertices, 16,384) and one vertex past it,
-// where the walk's answers take over: the time and the bytes of each plan.
+// where blocks of exact answers and the walk's between them take over: the
+// time and the bytes of each plan.
 void BM_dag_share_near_exact_limit(benchmark::State& state) {
   const auto vertices = static_cast<std::size_t>(state.range(0));
   const auto g = memopt::bench::random_graph({.vertices = vertices, .edges = 3 * vertices});

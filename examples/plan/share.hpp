@@ -1,12 +1,13 @@
 #pragma once
 // memopt-plan share GRAPH --algo linear|dag [--order FILE] [--policy lifo|best-fit|caffe2]
-//                   [--exact-precedence-vertices N]
+//                   [--exact-precedence-vertices N] [--exact-block-vertices K]
 // One JSON object: graph, algo, policy, storages (each with bytes and its
 // buffers as "node:port"; persistent buffers are in none, static ones alone),
 // total_bytes (sum of the storages), unshared_bytes, peak_bytes (the peak of
 // the order used: no plan for it can cost less) and persistent_bytes; dag adds
 // exact_precedence (every path known: the graph has at most N vertices,
-// 16,384 by default; past it the pass may miss a path, and a reuse with it).
+// 16,384 by default; past it paths are known within blocks of K ops of the
+// pass's walk, 2,048 by default, and it may miss others, and a reuse with them).
 // linear follows the file's order unless --order gives another; dag is valid
 // for every order. Every plan is checked with check_sharing before printing.
 //
@@ -81,6 +82,7 @@ inline command add_share_command(CLI::App& app) {
     std::string order;
     std::string policy;
     std::optional<std::size_t> exact_precedence_vertices;
+    std::optional<std::size_t> exact_block_vertices;
   };
   auto opts = std::make_shared<options>();
   auto* cmd = app.add_subcommand("share", "which buffers may share storage, as JSON");
@@ -95,15 +97,19 @@ inline command add_share_command(CLI::App& app) {
   cmd->add_option("--exact-precedence-vertices", opts->exact_precedence_vertices,
                   "dag: know every path on graphs of at most N vertices (V^2/16 bytes; default 16384)")
       ->check(whole_number());
+  cmd->add_option("--exact-block-vertices", opts->exact_block_vertices,
+                  "dag, past that: know every path within blocks of K ops of the walk (K^2/16 bytes; default 2048)")
+      ->check(whole_number(1));
   return {cmd, [opts] {
             if (opts->algo == "dag" && !opts->order.empty()) {
               throw cli_error("share: --order applies to --algo linear only");
             }
-            if (opts->algo == "linear" && opts->exact_precedence_vertices) {
-              throw cli_error("share: --exact-precedence-vertices applies to --algo dag only");
+            if (opts->algo == "linear" && (opts->exact_precedence_vertices || opts->exact_block_vertices)) {
+              throw cli_error("share: --exact-precedence-vertices and --exact-block-vertices apply to --algo dag only");
             }
             share_options options;
             if (opts->exact_precedence_vertices) options.exact_precedence_vertices = *opts->exact_precedence_vertices;
+            if (opts->exact_block_vertices) options.exact_block_vertices = *opts->exact_block_vertices;
             const auto g = load_graph(opts->graph);
             naming_nodes(g, opts->graph.path, [&] {
               const auto order = opts->order.empty() ? program_order(g) : io::read_order(opts->order, g);

@@ -112,18 +112,21 @@ def arena(graph, algo="best", *, schedule="best", order=None, capacity=None, ali
     return ArenaResult(_memopt.arena_csv(str(graph), algo, capacity, time_limit, work_limit))
 
 
-def share(graph, algo="dag", *, order=None, policy=None, alias=True, exact_precedence_vertices=None):
+def share(graph, algo="dag", *, order=None, policy=None, alias=True, exact_precedence_vertices=None,
+          exact_block_vertices=None):
     """memopt-plan share: which buffers may share storage: "linear" for one order
     (`order`, default the graph's own), "dag" for every order; policy: lifo,
     best-fit or caffe2 (default: the algorithm's). dag knows every path on graphs
-    of at most exact_precedence_vertices vertices (default 16384; its result's
-    exact_precedence says whether it did)."""
+    of at most exact_precedence_vertices vertices (default 16384), on larger ones
+    those within blocks of exact_block_vertices ops of its walk (default 2048);
+    its result's exact_precedence says whether it knew every path."""
     if algo == "dag" and order is not None:
         raise Error("share: order applies to algo 'linear' only")
-    if algo == "linear" and exact_precedence_vertices is not None:
-        raise Error("share: exact_precedence_vertices applies to algo 'dag' only")
+    if algo == "linear" and (exact_precedence_vertices is not None or exact_block_vertices is not None):
+        raise Error("share: exact_precedence_vertices and exact_block_vertices apply to algo 'dag' only")
     return SharingResult(_memopt.share(graph, algo, _names("order", order), policy or "", bool(alias),
-                                       _whole("exact_precedence_vertices", exact_precedence_vertices)))
+                                       _whole("exact_precedence_vertices", exact_precedence_vertices),
+                                       _whole("exact_block_vertices", exact_block_vertices, least=1)))
 
 
 def simulate(graph, config=None, *, policy="composite", arena=False, alias=True):

@@ -99,9 +99,11 @@ py::object peak(graph_document& d, const std::optional<std::vector<std::string>>
 }
 
 py::object share(graph_document& d, const std::string& algo, const std::optional<std::vector<std::string>>& order,
-               const std::string& policy, bool alias, std::optional<std::size_t> exact_precedence_vertices) {
+               const std::string& policy, bool alias, std::optional<std::size_t> exact_precedence_vertices,
+               std::optional<std::size_t> exact_block_vertices) {
   share_options options;
   if (exact_precedence_vertices) options.exact_precedence_vertices = *exact_precedence_vertices;
+  if (exact_block_vertices) options.exact_block_vertices = *exact_block_vertices;
   std::atomic<bool> stop{false};
   return to_python(run_on_graph(d.graph(alias), d.label(), stop, on_interrupt::raise, [&](const io::file_graph& g) {
     return plan::share_json(g, order_named(g, order), algo, policy, options);
@@ -163,7 +165,7 @@ and in-place results).)")
   m.def("read_graph", &read_graph, py::arg("path"), py::arg("dims") = std::map<std::string, std::int64_t>{});
   m.def("peak", &peak, py::arg("graph"), py::arg("order"), py::arg("timeline"), py::arg("alias"));
   m.def("share", &share, py::arg("graph"), py::arg("algo"), py::arg("order"), py::arg("policy"), py::arg("alias"),
-        py::arg("exact_precedence_vertices"));
+        py::arg("exact_precedence_vertices"), py::arg("exact_block_vertices"));
   m.def("simulate", &simulate, py::arg("graph"), py::arg("config"), py::arg("policy"), py::arg("arena"), py::arg("alias"));
 }
 

@@ -161,12 +161,14 @@ class ShareAndSimulateTest(unittest.TestCase):
     def test_sharing_says_whether_every_path_was_known(self):
         g = memopt.read_graph(data("nasnet_like_infer_b32.json"))
         exact = memopt.share(g, "dag")
-        walk = memopt.share(g, "dag", exact_precedence_vertices=0)
+        walk = memopt.share(g, "dag", exact_precedence_vertices=0, exact_block_vertices=1)
         self.assertTrue(exact.exact_precedence)
         self.assertFalse(walk.exact_precedence)
         self.assertEqual((exact.total_bytes, walk.total_bytes), (761197568, 1002443776))
-        with self.assertRaisesRegex(memopt.Error, "exact_precedence_vertices applies to algo 'dag' only"):
+        with self.assertRaisesRegex(memopt.Error, "exact_block_vertices apply to algo 'dag' only"):
             memopt.share(g, "linear", exact_precedence_vertices=8)
+        with self.assertRaisesRegex(memopt.Error, "exact_block_vertices is 0"):
+            memopt.share(g, "dag", exact_block_vertices=0)
         with self.assertRaisesRegex(memopt.Error, "exact_precedence_vertices is -1"):
             memopt.share(g, "dag", exact_precedence_vertices=-1)
 

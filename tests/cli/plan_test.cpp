@@ -354,17 +354,23 @@ TEST_CASE("share: exact precedence against the walk's answers, and says which it
   // NASNet-like cells join parallel branches, where the walk misses paths.
   const auto nasnet = data_dir + "/nasnet_like_infer_b32.json";
   const auto exact = plan("share " + nasnet + " --algo dag");
-  const auto walk = plan("share " + nasnet + " --algo dag --exact-precedence-vertices 0");
+  const auto walk = plan("share " + nasnet + " --algo dag --exact-precedence-vertices 0 --exact-block-vertices 1");
+  const auto blocks = plan("share " + nasnet + " --algo dag --exact-precedence-vertices 0 --exact-block-vertices 512");
   REQUIRE(exact.status == 0);
   REQUIRE(walk.status == 0);
+  REQUIRE(blocks.status == 0);
   const auto e = nlohmann::json::parse(exact.out);
   const auto w = nlohmann::json::parse(walk.out);
+  const auto b = nlohmann::json::parse(blocks.out);
   CHECK(e["exact_precedence"] == true);
   CHECK(e["total_bytes"] == 761197568);
   CHECK(w["exact_precedence"] == false);
   CHECK(w["total_bytes"] == 1002443776);
+  CHECK(b["exact_precedence"] == false);  // 2,012 vertices in blocks of 512: between the two
+  CHECK(b["total_bytes"] == 858338304);
   check_share_contract(e, nasnet);
   check_share_contract(w, nasnet);
+  check_share_contract(b, nasnet);
 }
 
 TEST_CASE("share: real graphs, both passes, never below the peak") {
@@ -392,7 +398,8 @@ TEST_CASE("share: bad usage and input, one line each") {
                      write_temp("share_o.txt", "s\n").string()),
                 "--order applies to --algo linear only");
   check_refused(plan("share " + diamond + " --algo linear --exact-precedence-vertices 8"),
-                "--exact-precedence-vertices applies to --algo dag only");
+                "--exact-precedence-vertices and --exact-block-vertices apply to --algo dag only");
+  check_refused(plan("share " + diamond + " --algo dag --exact-block-vertices 0"), "--exact-block-vertices");
   check_refused(plan("share " + diamond + " --algo dag --exact-precedence-vertices -3"),
                 "--exact-precedence-vertices");
   check_refused(plan("share " + diamond + " --algo linear --order " +
