@@ -54,8 +54,9 @@ struct sharing_plan {
   std::vector<std::uint64_t> storage_bytes;   ///< by storage: its largest member
   std::uint64_t total_bytes = 0;              ///< sum of storage_bytes
   std::uint64_t unshared_bytes = 0;           ///< sum of the transient buffers: one storage each
-  /// dag_share knew every path (the graph had at most exact_precedence_vertices
-  /// vertices), so no reuse was missed for want of one; false for linear_share.
+  /// dag_share knew every path (one block held the graph: at most
+  /// exact_precedence_vertices or exact_block_vertices vertices), so no reuse
+  /// was missed for want of one; false for linear_share.
   bool exact_precedence = false;
 
   [[nodiscard]] std::size_t num_storages() const noexcept { return storage_bytes.size(); }
